@@ -1,0 +1,1 @@
+"""One module per vector group, each with ``run_case(case)``."""
