@@ -28,5 +28,5 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
-    handler: Callable[[dict[str, Any]], Any] = field(default=lambda args: None, repr=False)
+    parameters: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Any] = field(repr=False)
