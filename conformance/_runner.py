@@ -53,22 +53,20 @@ def expect_outcome(
         raise CaseFailure(f"expected error {case['error']}, got {result!r}")
     if "expect" in case:
         got = convert(result)
-        if (
-            got != case["expect"]
-            or type(got) is not type(case["expect"])
-            and not _numeric_equal(got, case["expect"])
-        ):
+        if not same_json(got, case["expect"]):
             raise CaseFailure(f"expected {case['expect']!r}, got {got!r}")
     return result
 
 
-def _numeric_equal(a: Any, b: Any) -> bool:
-    return (
-        isinstance(a, int | float)
-        and isinstance(b, int | float)
-        and not isinstance(a, bool)
-        and a == b
-    )
+def same_json(a: Any, b: Any) -> bool:
+    """Compare JSON values structurally, telling ``1`` from ``1.0`` and ``True`` from ``1``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def load_group(name: str) -> list[Case]:
