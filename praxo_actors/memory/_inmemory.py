@@ -1,0 +1,53 @@
+"""A memory store kept in a dict: fast, thread-safe, and gone when the process ends."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
+
+__all__ = ["InMemoryStore"]
+
+
+class InMemoryStore(StoreBase):
+    """Keep documents in process memory, as canonical JSON text (so every read is a copy).
+
+    Args:
+        clock: Source of the ``created_ns``/``updated_ns`` stamps (default ``time.time_ns``).
+    """
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        super().__init__(clock)
+        self._data: dict[Namespace, dict[str, _Row]] = {}
+
+    def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
+        rows = self._data.setdefault(namespace, {})
+        old = rows.get(key)
+        created = now_ns if old is None else old.created_ns
+        rows[key] = _Row(namespace, key, text, created, max(now_ns, created))
+
+    def _read(self, namespace: Namespace, key: str) -> _Row | None:
+        rows = self._data.get(namespace)
+        return None if rows is None else rows.get(key)
+
+    def _remove(self, namespace: Namespace, key: str) -> bool:
+        rows = self._data.get(namespace)
+        if rows is None or rows.pop(key, None) is None:
+            return False
+        if not rows:
+            del self._data[namespace]
+        return True
+
+    def _scan(self, prefix: Namespace, offset: int, limit: int | None) -> Iterator[_Row]:
+        rows = (
+            self._data[ns][key] for ns in self._namespaces(prefix) for key in sorted(self._data[ns])
+        )
+        return itertools.islice(rows, offset, None if limit is None else offset + limit)
+
+    def _namespaces(self, prefix: Namespace) -> list[Namespace]:
+        depth = len(prefix)
+        return sorted(ns for ns in self._data if ns[:depth] == prefix)
+
+    def _close(self) -> None:
+        self._data.clear()

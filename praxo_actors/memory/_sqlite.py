@@ -1,0 +1,172 @@
+"""The embedded, durable memory store: one SQLite file in WAL mode.
+
+Namespaces are stored as a BLOB in which every label is UTF-8 followed by a NUL byte (labels
+never contain NUL). Byte order of that BLOB is label-by-label code-point order with a shorter
+namespace first, which is exactly Python's tuple order; and the namespaces below a prefix ``P``
+are exactly the BLOBs in ``[P, P[:-1] + b"\\x01")``, so prefix search is an index range with no
+LIKE pattern to escape, whatever characters (``%``, ``_``, ``/``, ``.``) the labels hold.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from praxo_actors._errors import MemoryStoreError
+from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
+
+__all__ = ["SQLiteStore"]
+
+SCHEMA_VERSION = 1
+"""The schema this code reads and writes, kept in SQLite's ``user_version`` pragma."""
+
+_TABLE = "praxo_memory_items"
+_CREATE = f"""
+CREATE TABLE {_TABLE} (
+    namespace BLOB NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_ns INTEGER NOT NULL,
+    updated_ns INTEGER NOT NULL,
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID
+"""
+_UPSERT = f"""
+INSERT INTO {_TABLE} (namespace, key, value, created_ns, updated_ns) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (namespace, key) DO UPDATE SET
+    value = excluded.value, updated_ns = max(excluded.updated_ns, {_TABLE}.created_ns)
+"""
+_COLUMNS = "namespace, key, value, created_ns, updated_ns"
+
+
+def _encode_ns(namespace: Namespace) -> bytes:
+    return b"".join(label.encode("utf-8") + b"\x00" for label in namespace)
+
+
+# Scans decode one BLOB per row, and rows share few namespaces: caching halves a scan's cost.
+@functools.lru_cache(maxsize=4096)
+def _decode_ns(blob: bytes) -> Namespace:
+    return tuple(label.decode("utf-8") for label in blob.split(b"\x00")[:-1])
+
+
+def _prefix_range(prefix: Namespace) -> tuple[str, tuple[bytes, ...]]:
+    """Return a WHERE clause and its parameters selecting namespaces that start with ``prefix``."""
+    if not prefix:
+        return "", ()
+    low = _encode_ns(prefix)
+    return "WHERE namespace >= ? AND namespace < ?", (low, low[:-1] + b"\x01")
+
+
+class SQLiteStore(StoreBase):
+    """Keep documents in a SQLite database file; an acknowledged ``put`` is on disk.
+
+    The connection runs in autocommit mode, so each ``put`` or ``delete`` is its own
+    transaction, committed before the call returns. With ``synchronous="FULL"`` (the default)
+    SQLite fsyncs the write-ahead log at every commit, so an acknowledged write survives a
+    process kill *and* an OS crash or power loss. ``"NORMAL"`` skips that fsync: writes still
+    survive a killed process (they are in the OS page cache), but the last ones may be lost on
+    power loss, in exchange for many more writes per second.
+
+    One connection serves every thread, behind the store's lock, so ``":memory:"`` works and a
+    store may be shared by threads. Other processes may open the same file (WAL allows
+    concurrent readers; writers wait up to ``timeout`` seconds for the lock).
+
+    Args:
+        path: The database file (created if missing), or ``":memory:"``.
+        synchronous: ``"FULL"`` or ``"NORMAL"``, as above.
+        timeout: Seconds to wait for another connection's write lock.
+        clock: Source of the ``created_ns``/``updated_ns`` stamps (default ``time.time_ns``).
+
+    Raises:
+        MemoryStoreError: ``MEMORY_SCHEMA_VERSION`` when the file holds a schema version
+            this code does not know.
+        sqlite3.Error: The file cannot be opened or is not a SQLite database.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        timeout: float = 5.0,
+        clock: Clock | None = None,
+    ) -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
+        super().__init__(clock)
+        self.path = os.fspath(path)
+        conn = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={synchronous}")
+            _migrate(conn)
+        except Exception:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
+        self._conn.execute(_UPSERT, (_encode_ns(namespace), key, text, now_ns, now_ns))
+
+    def _read(self, namespace: Namespace, key: str) -> _Row | None:
+        found = self._conn.execute(
+            f"SELECT value, created_ns, updated_ns FROM {_TABLE} WHERE namespace = ? AND key = ?",
+            (_encode_ns(namespace), key),
+        ).fetchone()
+        return None if found is None else _Row(namespace, key, *found)
+
+    def _remove(self, namespace: Namespace, key: str) -> bool:
+        cursor = self._conn.execute(
+            f"DELETE FROM {_TABLE} WHERE namespace = ? AND key = ?", (_encode_ns(namespace), key)
+        )
+        return cursor.rowcount > 0
+
+    def _scan(self, prefix: Namespace, offset: int, limit: int | None) -> Iterator[_Row]:
+        where, params = _prefix_range(prefix)
+        cursor = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM {_TABLE} {where} ORDER BY namespace, key LIMIT ? OFFSET ?",
+            (*params, -1 if limit is None else limit, offset),
+        )
+        try:
+            for blob, key, text, created, updated in cursor:
+                yield _Row(_decode_ns(blob), key, text, created, updated)
+        finally:
+            # Ends the statement's read transaction even when the caller stops early.
+            cursor.close()
+
+    def _namespaces(self, prefix: Namespace) -> Iterator[Namespace]:
+        where, params = _prefix_range(prefix)
+        cursor = self._conn.execute(
+            f"SELECT DISTINCT namespace FROM {_TABLE} {where} ORDER BY namespace", params
+        )
+        return (_decode_ns(blob) for (blob,) in cursor.fetchall())
+
+    def _close(self) -> None:
+        self._conn.close()
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Create the schema in a new database, or check the version of an existing one."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version: Any = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            conn.execute(_CREATE)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            raise MemoryStoreError(
+                "MEMORY_SCHEMA_VERSION",
+                f"database schema version {version} is not {SCHEMA_VERSION}",
+            )
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
