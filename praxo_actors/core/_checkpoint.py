@@ -1,0 +1,406 @@
+"""Write sessions as tagged JSON checkpoints and revive them through a type allowlist.
+
+A checkpoint is one JSON object::
+
+    {"format": "praxo.checkpoint", "version": 1, "session": {...}, "signature": "..."}
+
+Every struct in ``session`` is a JSON object whose ``"type"`` field names it:
+
+========== =========================== ==========================================================
+tag        struct                      fields (``?``: may be omitted, then the default applies)
+========== =========================== ==========================================================
+session    :class:`~.models.Session`   ``id`` str, ``messages``? [message], ``metadata``? object
+message    :class:`~.models.Message`   ``role`` system|user|assistant|tool, ``content``? str or
+                                       [text|image], ``tool_calls``? [tool_call],
+                                       ``tool_call_id``? str|null, ``name``? str|null
+tool_call  :class:`~.models.ToolCall`  ``name`` str, ``arguments`` object, ``id``? str|null
+text       :class:`~.models.TextBlock` ``text`` str
+image      :class:`~.models.ImageBlock` ``url`` str, ``media_type``? str|null
+========== =========================== ==========================================================
+
+``metadata`` and ``arguments`` are plain JSON values: a ``"type"`` key inside them means nothing.
+Loading decodes JSON into plain values and builds the model structs by hand from this table, so
+nothing is ever imported, evaluated or unpickled, and an unknown field is refused.
+
+Loading checks, in order: ``data`` is ``bytes``/``bytearray``/``memoryview`` holding UTF-8 or a
+``str``, and holds one JSON object (else ``CHECKPOINT_INVALID``); with a key, the signature
+(``CHECKPOINT_SIGNATURE``); ``format`` must be ``"praxo.checkpoint"`` and ``version`` the integer
+1 — missing or anything else is ``CHECKPOINT_VERSION``; no top-level member other than ``format``,
+``version``, ``session`` and ``signature``, and a ``session`` (``CHECKPOINT_INVALID``); then the
+session, depth first in document order, each struct's tag before its fields: a tag outside
+``allowed_types`` — including an unknown one — is ``CHECKPOINT_TYPE_NOT_ALLOWED``; a missing tag, a
+tag in the wrong place (or an unknown tag that ``allowed_types`` names), an unknown or missing
+field, or a value of the wrong type is ``CHECKPOINT_INVALID``.
+
+The signature is the lowercase hex HMAC-SHA256, keyed with ``key``, of the canonical encoding of the
+document without its ``"signature"`` member: compact JSON (no insignificant whitespace) with object
+keys sorted by code point, UTF-8, only ``"``, ``\\`` and control characters escaped, floats in their
+shortest round-trip form. ``dump_checkpoint`` writes this same canonical encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from collections.abc import Collection, Iterable
+from typing import Any, Final
+
+import msgspec
+
+from praxo_actors._errors import CheckpointError
+from praxo_actors.models import ImageBlock, Message, Role, Session, TextBlock, ToolCall
+
+__all__ = ["DEFAULT_CHECKPOINT_TYPES", "dump_checkpoint", "load_checkpoint"]
+
+FORMAT: Final = "praxo.checkpoint"
+VERSION: Final = 1
+
+#: Every tag a checkpoint of a :class:`~praxo_actors.models.Session` can hold.
+DEFAULT_CHECKPOINT_TYPES: Final[frozenset[str]] = frozenset(
+    {"session", "message", "tool_call", "text", "image"}
+)
+
+_HEADER_KEYS = frozenset({"format", "version", "session", "signature"})
+_ROLES: dict[str, Role] = {
+    "system": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+_encoder = msgspec.json.Encoder(order="sorted")
+
+
+def dump_checkpoint(
+    session: Session,
+    metadata_keys: Iterable[str] | None = None,
+    key: bytes | None = None,
+) -> bytes:
+    """Return ``session`` as checkpoint bytes (canonical JSON, see the module docstring).
+
+    Args:
+        session: The session to write.
+        metadata_keys: Metadata keys to keep (an allowlist); None keeps every key.
+        key: When given, sign the document with HMAC-SHA256 under this key.
+
+    Returns:
+        UTF-8 JSON bytes that :func:`load_checkpoint` turns back into an equal session.
+
+    Raises:
+        CheckpointError: ``CHECKPOINT_INVALID`` when the session holds a value that is not JSON
+            (e.g. a set, NaN or a non-str key in metadata or tool-call arguments) or a field of the
+            wrong type.
+        TypeError: ``session`` is not a Session, or ``key`` is not bytes.
+        ValueError: ``key`` is empty.
+    """
+    if not isinstance(session, Session):
+        raise TypeError(f"dump_checkpoint expects a Session, got {type(session).__name__}")
+    _check_key(key)
+    metadata = session.metadata
+    if not isinstance(metadata, dict):
+        raise _invalid(f"metadata must be a dict, got {type(metadata).__name__}")
+    if metadata_keys is not None:
+        if isinstance(metadata_keys, str):
+            raise TypeError("metadata_keys must be a collection of keys, not a str")
+        keep = set(metadata_keys)
+        metadata = {name: value for name, value in metadata.items() if name in keep}
+    try:
+        doc: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "session": _session_doc(session, metadata),
+        }
+        # The written document must load again: the same walk that guards loading checks it.
+        _revive_session(doc["session"], DEFAULT_CHECKPOINT_TYPES)
+        body = _encoder.encode(doc)
+    except (RecursionError, ValueError, msgspec.MsgspecError) as exc:
+        # RecursionError: absurdly deep nesting; ValueError: a str holding lone surrogates.
+        raise _invalid(f"session cannot be written: {exc}") from None
+    if key is None:
+        return body
+    doc["signature"] = _sign(key, body)
+    return _encoder.encode(doc)
+
+
+def load_checkpoint(
+    data: bytes | bytearray | memoryview | str,
+    allowed_types: Collection[str] = DEFAULT_CHECKPOINT_TYPES,
+    key: bytes | None = None,
+) -> Session:
+    """Revive a session from checkpoint ``data``, reviving only tags in ``allowed_types``.
+
+    Args:
+        data: The checkpoint, as UTF-8 bytes or as a str.
+        allowed_types: Tags that may be revived; the root ``session`` tag is checked too.
+        key: When given, the checkpoint must carry a valid HMAC-SHA256 signature under this key,
+            checked before anything is revived. Without a key nothing is verified.
+
+    Returns:
+        The session.
+
+    Raises:
+        CheckpointError: ``CHECKPOINT_INVALID``, ``CHECKPOINT_SIGNATURE``, ``CHECKPOINT_VERSION``
+            or ``CHECKPOINT_TYPE_NOT_ALLOWED``, checked in the order the module docstring gives.
+        TypeError: ``allowed_types`` is a str, or ``key`` is not bytes.
+        ValueError: ``key`` is empty.
+    """
+    if isinstance(allowed_types, str):
+        raise TypeError("allowed_types must be a collection of tags, not a str")
+    _check_key(key)
+    doc = _decode(data)
+    if key is not None:
+        _verify(doc, key)
+    if doc.get("format") != FORMAT:
+        raise CheckpointError("CHECKPOINT_VERSION", f"unknown format {doc.get('format')!r:.80}")
+    version = doc.get("version")
+    if type(version) is not int or version != VERSION:
+        raise CheckpointError("CHECKPOINT_VERSION", f"unknown version {version!r:.80}")
+    extra = sorted(set(doc) - _HEADER_KEYS)
+    if extra:
+        raise CheckpointError("CHECKPOINT_INVALID", f"unknown top-level fields {extra}")
+    if "session" not in doc:
+        raise CheckpointError("CHECKPOINT_INVALID", "no session")
+    return _revive_session(doc["session"], allowed_types)
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _session_doc(session: Session, metadata: Any) -> dict[str, Any]:
+    return {
+        "type": "session",
+        "id": session.id,
+        "messages": [_message_doc(m) for m in _list(session.messages, "messages")],
+        "metadata": _json_copy(metadata, "metadata"),
+    }
+
+
+def _message_doc(message: Any) -> dict[str, Any]:
+    if not isinstance(message, Message):
+        raise _invalid(f"messages must hold Message, got {type(message).__name__}")
+    content = message.content
+    return {
+        "type": "message",
+        "role": message.role,
+        "content": content
+        if isinstance(content, str)
+        else [_block_doc(b) for b in _list(content, "content")],
+        "tool_calls": [_call_doc(c) for c in _list(message.tool_calls, "tool_calls")],
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+    }
+
+
+def _block_doc(block: Any) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        return {"type": "image", "url": block.url, "media_type": block.media_type}
+    raise _invalid(f"content must hold TextBlock or ImageBlock, got {type(block).__name__}")
+
+
+def _call_doc(call: Any) -> dict[str, Any]:
+    if not isinstance(call, ToolCall):
+        raise _invalid(f"tool_calls must hold ToolCall, got {type(call).__name__}")
+    return {
+        "type": "tool_call",
+        "name": call.name,
+        "arguments": _json_copy(call.arguments, "arguments"),
+        "id": call.id,
+    }
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _invalid(f"{field} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _json_copy(value: Any, where: str) -> Any:
+    """Return a copy of the JSON value ``value``; raise ``CHECKPOINT_INVALID`` for anything else."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _invalid(f"{where} holds {value!r}, which JSON cannot represent")
+        return value
+    if isinstance(value, list):
+        return [_json_copy(item, where) for item in value]
+    if isinstance(value, dict):
+        copy = {}
+        for name, item in value.items():
+            if not isinstance(name, str):
+                raise _invalid(f"{where} holds a non-str key {name!r}")
+            copy[name] = _json_copy(item, where)
+        return copy
+    raise _invalid(f"{where} holds a {type(value).__name__}, which is not a JSON value")
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _decode(data: Any) -> dict[str, Any]:
+    if not isinstance(data, bytes | bytearray | memoryview | str):
+        raise _invalid(f"expected bytes or str, got {type(data).__name__}")
+    try:
+        doc = msgspec.json.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError) as exc:
+        # ValueError: a str holding lone surrogates; RecursionError: absurdly deep nesting.
+        raise _invalid(f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise _invalid(f"expected a JSON object, got {_json_type(doc)}")
+    return doc
+
+
+def _revive_session(value: Any, allowed: Collection[str]) -> Session:
+    doc = _struct(value, "session", allowed, required=("id",), optional=("messages", "metadata"))
+    messages = [_revive_message(m, allowed) for m in _array(doc.get("messages", []), "messages")]
+    metadata = doc.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise _invalid(f"session.metadata must be an object, got {_json_type(metadata)}")
+    return Session(id=_str(doc["id"], "session.id"), messages=messages, metadata=metadata)
+
+
+def _revive_message(value: Any, allowed: Collection[str]) -> Message:
+    doc = _struct(
+        value,
+        "message",
+        allowed,
+        required=("role",),
+        optional=("content", "tool_calls", "tool_call_id", "name"),
+    )
+    role = _ROLES.get(doc["role"]) if isinstance(doc["role"], str) else None
+    if role is None:
+        raise _invalid(f"message.role must be one of {sorted(_ROLES)}, got {doc['role']!r}")
+    content: Any = doc.get("content", "")
+    if not isinstance(content, str):
+        content = [_revive_block(b, allowed) for b in _array(content, "message.content")]
+    calls = [_revive_call(c, allowed) for c in _array(doc.get("tool_calls", []), "tool_calls")]
+    return Message(
+        role=role,
+        content=content,
+        tool_calls=calls,
+        tool_call_id=_opt_str(doc.get("tool_call_id"), "message.tool_call_id"),
+        name=_opt_str(doc.get("name"), "message.name"),
+    )
+
+
+def _revive_block(value: Any, allowed: Collection[str]) -> TextBlock | ImageBlock:
+    tag = _tag(value, ("text", "image"), allowed)
+    if tag == "text":
+        doc = _struct(value, "text", allowed, required=("text",), optional=())
+        return TextBlock(text=_str(doc["text"], "text.text"))
+    doc = _struct(value, "image", allowed, required=("url",), optional=("media_type",))
+    return ImageBlock(
+        url=_str(doc["url"], "image.url"),
+        media_type=_opt_str(doc.get("media_type"), "image.media_type"),
+    )
+
+
+def _revive_call(value: Any, allowed: Collection[str]) -> ToolCall:
+    doc = _struct(value, "tool_call", allowed, required=("name", "arguments"), optional=("id",))
+    arguments = doc["arguments"]
+    if not isinstance(arguments, dict):
+        raise _invalid(f"tool_call.arguments must be an object, got {_json_type(arguments)}")
+    return ToolCall(
+        name=_str(doc["name"], "tool_call.name"),
+        arguments=arguments,
+        id=_opt_str(doc.get("id"), "tool_call.id"),
+    )
+
+
+def _tag(value: Any, expected: tuple[str, ...], allowed: Collection[str]) -> str:
+    """Return the tag of a struct object expected to be one of ``expected``."""
+    if not isinstance(value, dict):
+        raise _invalid(f"expected a {'/'.join(expected)} object, got {_json_type(value)}")
+    tag = value.get("type")
+    if not isinstance(tag, str):
+        raise _invalid(f"a {'/'.join(expected)} object needs a str 'type' tag, got {tag!r}")
+    if tag not in allowed:
+        raise CheckpointError("CHECKPOINT_TYPE_NOT_ALLOWED", f"type {tag!r} is not allowed")
+    if tag not in expected:
+        raise _invalid(f"expected a {'/'.join(expected)} object, got type {tag!r}")
+    return tag
+
+
+def _struct(
+    value: Any,
+    tag: str,
+    allowed: Collection[str],
+    required: tuple[str, ...],
+    optional: tuple[str, ...],
+) -> dict[str, Any]:
+    _tag(value, (tag,), allowed)
+    doc: dict[str, Any] = value
+    missing = [name for name in required if name not in doc]
+    if missing:
+        raise _invalid(f"{tag} lacks {missing}")
+    unknown = sorted(set(doc) - {"type", *required, *optional})
+    if unknown:
+        raise _invalid(f"{tag} has unknown fields {unknown}")
+    return doc
+
+
+def _array(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _invalid(f"{where} must be an array, got {_json_type(value)}")
+    return value
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _invalid(f"{where} must be a string, got {_json_type(value)}")
+    return value
+
+
+def _opt_str(value: Any, where: str) -> str | None:
+    return None if value is None else _str(value, where)
+
+
+_JSON_TYPES: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+# --- signing -------------------------------------------------------------------------------------
+
+
+def _check_key(key: Any) -> None:
+    if key is None:
+        return
+    if not isinstance(key, bytes):
+        raise TypeError(f"key must be bytes, got {type(key).__name__}")
+    if not key:
+        raise ValueError("key must not be empty")
+
+
+def _sign(key: bytes, body: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def _verify(doc: dict[str, Any], key: bytes) -> None:
+    signature = doc.get("signature")
+    if not isinstance(signature, str):
+        raise CheckpointError("CHECKPOINT_SIGNATURE", "checkpoint is not signed")
+    unsigned = {name: value for name, value in doc.items() if name != "signature"}
+    try:
+        body = _encoder.encode(unsigned)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        raise CheckpointError("CHECKPOINT_SIGNATURE", "checkpoint cannot be verified") from None
+    expected = _sign(key, body)
+    if not hmac.compare_digest(signature.encode("utf-8"), expected.encode("ascii")):
+        raise CheckpointError("CHECKPOINT_SIGNATURE", "signature does not match")
+
+
+def _invalid(message: str) -> CheckpointError:
+    return CheckpointError("CHECKPOINT_INVALID", message)

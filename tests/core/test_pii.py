@@ -1,0 +1,225 @@
+"""Tests for ``redact_pii`` and ``redact_value``."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from praxo_actors.core import redact_pii, redact_value
+
+EMAIL = "[REDACTED_EMAIL]"
+CARD = "[REDACTED_CREDIT_CARD]"
+SSN = "[REDACTED_SSN]"
+PHONE = "[REDACTED_PHONE]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail ada@example.com now", f"mail {EMAIL} now"),
+        ("first.last+tag@sub.example.co.uk", EMAIL),
+        ("ADA@EXAMPLE.ORG", EMAIL),
+        ("x@a.io;y@b.io", f"{EMAIL};{EMAIL}"),
+        ("root@localhost", "root@localhost"),
+        ("a@b.c", "a@b.c"),
+        ("@example.com", "@example.com"),
+    ],
+)
+def test_email(text: str, expected: str) -> None:
+    """E-mail addresses with a dotted domain and an alphabetic TLD are redacted."""
+    assert redact_pii(text) == expected
+
+
+@pytest.mark.parametrize(
+    "card",
+    [
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "4111111111111111",
+        "4111 1111-1111 1111",
+        "3782 822463 10005",
+        "3056 930902 5904",
+        "4222222222222",
+        "4111111111111111110",
+        "4222 2222 2222 2",
+    ],
+)
+def test_luhn_valid_cards_are_redacted(card: str) -> None:
+    """A Luhn-valid number of 13 to 19 digits, grouped or not, is redacted as a card."""
+    assert redact_pii(f"pay with {card}.") == f"pay with {CARD}."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111 1111 1111 1112",  # fails Luhn
+        "411111111117",  # 12 digits
+        "41111111111111111115",  # 20 digits
+        "4111  1111  1111  1111",  # double spaces
+        "4111.1111.1111.1111",  # dots do not group a card
+        "41 11 11 11 11 11 11 11",  # groups shorter than four digits
+    ],
+)
+def test_non_cards_are_kept(text: str) -> None:
+    """Numbers outside the card rule pass through unchanged."""
+    assert redact_pii(text) == text
+
+
+def test_card_never_splits_a_digit_run() -> None:
+    """A card may follow a short group in the same run, but never starts inside a digit run."""
+    assert redact_pii("1 4111 1111 1111 1111") == f"1 {CARD}"
+    assert redact_pii("94111111111111111") == "94111111111111111"
+
+
+def test_phone_list_is_not_a_card() -> None:
+    """Phone numbers separated by a space are phones, not one long card number."""
+    assert redact_pii("555-123-4567 555-987-6543") == f"{PHONE} {PHONE}"
+
+
+def test_two_cards_in_a_row() -> None:
+    """Two grouped cards joined by a space are both redacted."""
+    text = "4111 1111 1111 1111 5500 0000 0000 0004"
+    assert redact_pii(text) == f"{CARD} {CARD}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("123-45-6789", SSN),
+        ("ssn: 078-05-1120.", f"ssn: {SSN}."),
+        ("000-12-3456", "000-12-3456"),
+        ("666-12-3456", "666-12-3456"),
+        ("900-12-3456", "900-12-3456"),
+        ("999-12-3456", "999-12-3456"),
+        ("123-00-4567", "123-00-4567"),
+        ("123-45-0000", "123-45-0000"),
+        ("1123-45-6789", "1123-45-6789"),
+        ("123-45-67890", "123-45-67890"),
+        ("123456789", "123456789"),
+        ("123 45 6789", "123 45 6789"),
+    ],
+)
+def test_ssn(text: str, expected: str) -> None:
+    """Only hyphenated SSNs with a valid area, group and serial are redacted."""
+    assert redact_pii(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("555-123-4567", PHONE),
+        ("(555) 123-4567", PHONE),
+        ("(555)123-4567", PHONE),
+        ("555.123.4567", PHONE),
+        ("555 123 4567", PHONE),
+        ("+1 555 123 4567", PHONE),
+        ("+1-555-123-4567", PHONE),
+        ("+1 (555) 123-4567", PHONE),
+        ("+15551234567", PHONE),
+        ("(555)1234567", PHONE),
+        ("555-1234567", PHONE),
+        ("5551234567", "5551234567"),
+        ("15551234567", "15551234567"),
+        ("555-123-45678", "555-123-45678"),
+        ("1555-123-4567", "1555-123-4567"),
+        ("555_123_4567", "555_123_4567"),
+    ],
+)
+def test_phone(text: str, expected: str) -> None:
+    """US-style phones need a separator, parentheses or +1, and never sit in a longer run."""
+    assert redact_pii(text) == expected
+
+
+def test_rules_apply_in_order() -> None:
+    """E-mail runs first, so digits inside an address become part of the e-mail marker."""
+    assert redact_pii("555-123-4567@example.com") == EMAIL
+    assert redact_pii("4111111111111111@example.com") == EMAIL
+
+
+def test_all_rules_in_one_text() -> None:
+    """Every kind of PII in one text is redacted and the rest is kept."""
+    text = "Ada <ada@example.com>, (555) 123-4567, card 4111-1111-1111-1111, SSN 123-45-6789."
+    expected = f"Ada <{EMAIL}>, {PHONE}, card {CARD}, SSN {SSN}."
+    assert redact_pii(text) == expected
+
+
+def test_non_ascii_digits_are_kept() -> None:
+    """Only ASCII digits form numbers."""
+    text = "٥٥٥-١٢٣-٤٥٦٧ and ４１１１１１１１１１１１１１１１"
+    assert redact_pii(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "no pii here",
+        f"{EMAIL} {CARD} {SSN} {PHONE}",
+        "a@b.com@c.org 555-123-4567 4111 1111 1111 1111 123-45-6789",
+        "+1 +1 555-123-4567-8901 4111-1111-1111-1111-555-123-4567",
+    ],
+)
+def test_idempotent(text: str) -> None:
+    """Redacting twice gives the same text as redacting once."""
+    once = redact_pii(text)
+    assert redact_pii(once) == once
+
+
+def test_non_str_raises_type_error() -> None:
+    """A non-str argument is a programming error and raises TypeError."""
+    with pytest.raises(TypeError, match="expects str"):
+        redact_pii(b"ada@example.com")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 100_000,
+        "a." * 50_000,
+        "x@" + "a." * 50_000,
+        "x@" + "1." * 50_000,
+        "@a" * 50_000,
+        "1 " * 50_000,
+        "1-" * 50_000,
+        "4111 " * 20_000,
+        "+1 " * 33_000,
+        "(555) " * 16_000,
+        "555-123-" * 12_000,
+        "9" * 100_000,
+    ],
+)
+def test_adversarial_input_is_fast(text: str) -> None:
+    """A 100 KB adversarial string is redacted in well under a second (no backtracking blow-up)."""
+    start = time.perf_counter()
+    redact_pii(text)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_redact_value_walks_containers() -> None:
+    """Strings in nested lists, tuples and dict values are redacted; keys and others are not."""
+    value = {
+        "ada@example.com": ["call 555-123-4567", 4111111111111111, None, True, 1.5],
+        "nested": {"ssn": "123-45-6789", "t": ("x@y.io",)},
+    }
+    assert redact_value(value) == {
+        "ada@example.com": [f"call {PHONE}", 4111111111111111, None, True, 1.5],
+        "nested": {"ssn": SSN, "t": (EMAIL,)},
+    }
+
+
+def test_redact_value_does_not_mutate() -> None:
+    """The input containers are left untouched and new ones are returned."""
+    inner = ["ada@example.com"]
+    value = {"a": inner}
+    result = redact_value(value)
+    assert value == {"a": ["ada@example.com"]}
+    assert result["a"] is not inner
+    assert result is not value
+
+
+def test_redact_value_keeps_other_objects() -> None:
+    """Objects that are not str, list, tuple or dict are returned as they are."""
+    marker = object()
+    assert redact_value(marker) is marker
+    assert redact_value(b"ada@example.com") == b"ada@example.com"
