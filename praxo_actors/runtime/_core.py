@@ -1,0 +1,304 @@
+"""State the runtime's actors share: routing, pending runs, limits, the callback executors.
+
+The routing table is the one place that decides which actor hosts a session. Activation,
+passivation and crash handling all change it under one lock, so a run is never sent to an
+actor that is about to stop idle, and every run that an actor leaves behind when it stops is
+settled with a code (nothing waits forever).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import pykka
+import structlog
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.agent import AgentOptions
+from praxo_actors.models import Event, RunResult
+from praxo_actors.runtime._futures import MNFuture
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._events import EventRouter
+
+__all__ = ["RunFuture", "RuntimeCore"]
+
+logger = structlog.get_logger("praxo_actors.runtime")
+
+
+def _no_sink(_event: Event) -> None:
+    """Mark options whose events the session collects (the session never calls it)."""
+
+
+class RunFuture(MNFuture[RunResult]):
+    """The future of one run: ``get(timeout)``, ``await``, and cooperative ``cancel()``."""
+
+    def __init__(self, run_id: str, session_id: str, cancel: Callable[[RunFuture], bool]) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.session_id = session_id
+        self._cancel = cancel
+
+    def __repr__(self) -> str:
+        return f"<RunFuture {self.run_id} {'done' if self.done() else 'pending'}>"
+
+    def cancel(self) -> bool:
+        """Ask for the run to stop; return False if it had already ended.
+
+        A queued run is removed at once; a run in flight stops at its next step boundary. Either
+        way the future then raises :class:`~praxo_actors.AgentError` ``AGENT_CANCELLED``.
+        """
+        if self.done():
+            return False
+        return self._cancel(self)
+
+
+@dataclass
+class _Entry:
+    """One live (or activating) session in the routing table."""
+
+    ref: pykka.ActorRef[Any] | None = None
+    runs: dict[str, RunFuture] = field(default_factory=dict)
+    results: dict[str, RunResult] = field(default_factory=dict)
+    ready: threading.Event = field(default_factory=threading.Event)
+    last_active: float = 0.0
+    error: BaseException | None = None
+
+
+@dataclass
+class RuntimeCounters:
+    """Counters the runtime keeps (read with ``Runtime.statistics()``)."""
+
+    runs_started: int = 0
+    runs_completed: int = 0
+    runs_failed: int = 0
+    activations: int = 0
+    passivations: int = 0
+    crashes: int = 0
+    events: int = 0
+
+
+class RuntimeCore:
+    """Shared by the runtime's actors; every method is safe from any thread."""
+
+    def __init__(
+        self,
+        *,
+        agents: dict[str, Callable[[], AgentOptions]],
+        loop: asyncio.AbstractEventLoop,
+        io_pool: ThreadPoolExecutor,
+        key: bytes | None,
+        allowed_types: frozenset[str],
+        max_live_sessions: int,
+        max_queue: int,
+        on_busy: str,
+        store_timeout: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.agents = agents
+        self.loop = loop
+        self.io_pool = io_pool
+        self.key = key
+        self.allowed_types = allowed_types
+        self.max_live_sessions = max_live_sessions
+        self.max_queue = max_queue
+        self.on_busy = on_busy
+        self.store_timeout = store_timeout
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.live: OrderedDict[str, _Entry] = OrderedDict()
+        self.pending: dict[str, RunFuture] = {}
+        self.counters = RuntimeCounters()
+        self._options: dict[str, AgentOptions] = {}
+        self.store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]  # set by Runtime
+        self.bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
+        self.bus: EventRouter | None = None
+        self.registry: Any = None
+        self.stopping = False
+
+    # -- agents ----------------------------------------------------------------------------
+
+    def options_for(self, agent: str) -> AgentOptions:
+        """Return the options of a registered agent, with the session's event collection."""
+        options = self._options.get(agent)
+        if options is None:
+            factory = self.agents.get(agent)
+            if factory is None:
+                raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+            built = factory()
+            if not isinstance(built, AgentOptions):
+                raise TypeError(f"agent factory {agent!r} must return AgentOptions")
+            options = replace(built, sink=_no_sink)
+            self._options[agent] = options
+        return options
+
+    # -- events ----------------------------------------------------------------------------
+
+    def has_subscribers(self) -> bool:
+        """Return whether any event subscription exists (publishing is skipped otherwise)."""
+        return self.bus is not None and self.bus.subscription_count > 0
+
+    def count_events(self, n: int) -> None:
+        """Count events emitted by runs (approximate under races; statistics only)."""
+        self.counters.events += n
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def touch(self, session_id: str) -> None:
+        """Record activity on a session (its LRU position and idle clock)."""
+        entry = self.live.get(session_id)
+        if entry is not None:
+            entry.last_active = self.clock()
+
+    def admit(self, session_id: str, run_id: str, future: RunFuture) -> tuple[_Entry, bool]:
+        """Register a run with its session's entry; return (entry, whether to activate).
+
+        Raises:
+            PraxoError: ``SESSION_BUSY``, ``SESSION_OVERLOADED`` or ``RUNTIME_SESSION_LIMIT``.
+        """
+        from praxo_actors._errors import (
+            RuntimeLimitError,
+            SessionBusyError,
+            SessionOverloadedError,
+        )
+
+        with self.lock:
+            if self.stopping:
+                raise PraxoError("RUNTIME_STOPPED", "the runtime is stopping")
+            entry = self.live.get(session_id)
+            activate = entry is None
+            if entry is None:
+                if len(self.live) >= self.max_live_sessions and not self._evict_locked():
+                    raise RuntimeLimitError(
+                        "RUNTIME_SESSION_LIMIT",
+                        f"{len(self.live)} live sessions, none idle to passivate",
+                    )
+                entry = _Entry(last_active=self.clock())
+                self.live[session_id] = entry
+            else:
+                if self.on_busy == "reject" and entry.runs:
+                    raise SessionBusyError("SESSION_BUSY", f"session {session_id!r} is running")
+                if len(entry.runs) > self.max_queue:
+                    raise SessionOverloadedError(
+                        "SESSION_OVERLOADED",
+                        f"session {session_id!r} has {len(entry.runs)} runs pending",
+                    )
+                self.live.move_to_end(session_id)
+            entry.runs[run_id] = future
+            self.pending[run_id] = future
+            self.counters.runs_started += 1
+            return entry, activate
+
+    def _evict_locked(self) -> bool:
+        """Pick the least recently used idle session and ask it to passivate."""
+        for session_id, entry in self.live.items():
+            if not entry.runs and entry.ref is not None:
+                del self.live[session_id]
+                ref = entry.ref
+                self.registry.unregister(session_id)
+                self.counters.passivations += 1
+                with contextlib.suppress(pykka.ActorDeadError):
+                    ref.stop(block=False)
+                return True
+        return False
+
+    def release_if_idle(self, session_id: str, ref: pykka.ActorRef[Any], idle_ns: int) -> bool:
+        """Remove an idle session from routing so that it may stop; return whether it may."""
+        with self.lock:
+            entry = self.live.get(session_id)
+            if entry is None or entry.ref is not ref or entry.runs:
+                return False
+            if (self.clock() - entry.last_active) * 1e9 < idle_ns:
+                return False
+            del self.live[session_id]
+            self.registry.unregister(session_id)
+            self.counters.passivations += 1
+            return True
+
+    def idle_sessions(self, idle_seconds: float) -> list[pykka.ActorRef[Any]]:
+        """Return the refs of sessions idle for at least ``idle_seconds``."""
+        now = self.clock()
+        with self.lock:
+            return [
+                e.ref
+                for e in self.live.values()
+                if e.ref is not None and not e.runs and now - e.last_active >= idle_seconds
+            ]
+
+    def session_down(self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool) -> None:
+        """Settle every run the stopped actor leaves behind, and forget its entry."""
+        with self.lock:
+            entry = self.live.get(session_id)
+            if entry is None or entry.ref is not ref:
+                return
+            del self.live[session_id]
+            if crashed:
+                self.counters.crashes += 1
+            left = list(entry.runs)
+        if crashed:
+            code = "SESSION_CRASHED"
+            logger.warning("session_crashed", session_id=session_id, runs_failed=len(left))
+        else:
+            code = "RUNTIME_STOPPED" if self.stopping else "AGENT_CANCELLED"
+        for run_id in left:
+            self.settle_error(run_id, AgentError(code, "the session stopped", run_id))
+
+    # -- settling runs ---------------------------------------------------------------------
+
+    def _take(self, run_id: str) -> tuple[RunFuture | None, RunResult | None]:
+        """Remove a run from the books; only the caller that gets its future settles it."""
+        with self.lock:
+            future = self.pending.pop(run_id, None)
+            if future is None:
+                return None, None
+            entry = self.live.get(future.session_id)
+            result = None
+            if entry is not None:
+                entry.runs.pop(run_id, None)
+                result = entry.results.pop(run_id, None)
+                entry.last_active = self.clock()
+            return future, result
+
+    def settle_error(self, run_id: str, error: BaseException) -> None:
+        """Fail a run's future with ``error`` (at most once per run)."""
+        future, _ = self._take(run_id)
+        if future is not None:
+            self.counters.runs_failed += 1
+            _fail(future, error)
+
+    def settle_later(self, session_id: str, result: RunResult) -> None:
+        """Hold a completed run's result until its checkpoint is stored."""
+        with self.lock:
+            entry = self.live.get(session_id)
+            if entry is not None:
+                entry.results[result.run_id] = result
+
+    def checkpoint_saved(self, run_id: str | None, error: str | None) -> None:
+        """Complete a run whose checkpoint the store actor has written (its thread)."""
+        if run_id is None:
+            return
+        future, result = self._take(run_id)
+        if future is None:
+            return
+        if error is not None or result is None:
+            self.counters.runs_failed += 1
+            _fail(future, PraxoError(error or "STORE_FAILED", "the checkpoint was not stored"))
+            return
+        self.counters.runs_completed += 1
+        future.set(result)
+
+
+def _fail(future: RunFuture, error: BaseException) -> None:
+    try:
+        raise error
+    except BaseException:
+        future.set_exception(sys.exc_info())

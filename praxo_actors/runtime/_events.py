@@ -1,0 +1,306 @@
+"""The event bus actor and its subscriptions.
+
+Sessions publish events to the bus as encoded :class:`Publish` messages. The bus routes each
+event to the subscriptions whose pattern and session match, and each subscription delivers from
+its own bounded buffer on a small delivery pool, so a slow subscriber drops its own events
+(counted) and never slows the bus, a session, or another subscriber. Every subscriber gets its
+own decoded copy of an event. A subscriber that raises, or an actor that has stopped, is dead
+and is removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import itertools
+import re
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+import pykka
+import structlog
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.models import Event
+from praxo_actors.runtime._protocol import Publish, decode
+
+__all__ = ["EventBus", "EventRouter", "Subscription", "SubscriptionStatistics", "stream_events"]
+
+logger = structlog.get_logger("praxo_actors.events")
+
+_event_encoder = msgspec.msgpack.Encoder()
+_event_decoder = msgspec.msgpack.Decoder(Event)
+_ids = itertools.count(1)
+
+
+class SubscriptionStatistics(msgspec.Struct, frozen=True):
+    """Counters of one subscription."""
+
+    delivered: int
+    dropped: int
+    buffered: int
+    active: bool
+
+
+class Subscription:
+    """One subscriber's filter, bounded buffer and counters; ``unsubscribe()`` ends it."""
+
+    def __init__(
+        self,
+        bus: EventRouter,
+        target: Callable[[Event], Any] | pykka.ActorRef[Any],
+        pattern: str,
+        session_id: str | None,
+        buffer: int,
+        ask_timeout: float,
+    ) -> None:
+        if buffer < 1:
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be at least 1")
+        self.id = next(_ids)
+        self.pattern = pattern
+        self.session_id = session_id
+        self._match = re.compile(fnmatch.translate(pattern)).match
+        self._bus = bus
+        self._target = target
+        self._is_actor = isinstance(target, pykka.ActorRef)
+        self._ask_timeout = ask_timeout
+        self._maxlen = buffer
+        self._buffer: deque[bytes] = deque()
+        self._lock = threading.Lock()
+        self._draining = False
+        self._active = True
+        self._idle = threading.Event()
+        self._idle.set()
+        self.delivered = 0
+        self.dropped = 0
+        self.on_close: Callable[[], None] | None = None
+
+    def _closed(self) -> None:
+        hook, self.on_close = self.on_close, None
+        if hook is not None:
+            hook()
+
+    def matches(self, event: Event) -> bool:
+        """Return whether ``event`` passes this subscription's pattern and session filter."""
+        if self.session_id is not None and event.session_id != self.session_id:
+            return False
+        return self._match(event.type) is not None
+
+    def unsubscribe(self) -> None:
+        """Stop delivery; events still buffered are discarded. Idempotent."""
+        with self._lock:
+            self._active = False
+            self._buffer.clear()
+        self._bus._remove(self)
+        self._closed()
+
+    @property
+    def active(self) -> bool:
+        """Whether the subscription still receives events."""
+        return self._active
+
+    def statistics(self) -> SubscriptionStatistics:
+        """Return the subscription's counters."""
+        with self._lock:
+            return SubscriptionStatistics(
+                delivered=self.delivered,
+                dropped=self.dropped,
+                buffered=len(self._buffer),
+                active=self._active,
+            )
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until everything offered so far is delivered (or dropped); return success."""
+        return self._idle.wait(timeout)
+
+    def _offer(self, payload: bytes, pool: ThreadPoolExecutor) -> None:
+        with self._lock:
+            if not self._active:
+                return
+            if len(self._buffer) >= self._maxlen:
+                self.dropped += 1
+                return
+            self._buffer.append(payload)
+            if self._draining:
+                return
+            self._draining = True
+            self._idle.clear()
+        try:
+            pool.submit(self._drain)
+        except RuntimeError:  # the pool is shut down: the bus is stopping
+            with self._lock:
+                self._draining = False
+                self._idle.set()
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._buffer or not self._active:
+                    self._draining = False
+                    self._idle.set()
+                    return
+                batch = list(self._buffer)
+                self._buffer.clear()
+            for payload in batch:
+                if not self._deliver(_event_decoder.decode(payload)):
+                    return
+
+    def _deliver(self, event: Event) -> bool:
+        try:
+            if self._is_actor:
+                ref: pykka.ActorRef[Any] = self._target  # type: ignore[assignment]
+                ref.ask(event, timeout=self._ask_timeout)
+            else:
+                self._target(event)  # type: ignore[operator]
+        except pykka.Timeout:
+            with self._lock:
+                self.dropped += 1
+            return True
+        except Exception as exc:  # a failing subscriber is dead: remove it, keep the bus alive
+            logger.warning(
+                "subscriber_removed",
+                subscription=self.id,
+                pattern=self.pattern,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            with self._lock:
+                self._active = False
+                self._buffer.clear()
+                self._draining = False
+                self._idle.set()
+            self._bus._remove(self)
+            self._closed()
+            return False
+        with self._lock:
+            self.delivered += 1
+        return True
+
+
+class EventRouter:
+    """Hold the subscriptions and route events to them; safe from any thread.
+
+    It outlives any one bus actor (a restarted bus keeps the subscriptions). Subscriptions are
+    copy-on-write, so routing reads a snapshot without locking.
+    """
+
+    def __init__(self, delivery_threads: int = 4) -> None:
+        self._subscriptions: tuple[Subscription, ...] = ()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(delivery_threads, thread_name_prefix="praxo-events")
+        self.routed = 0
+
+    def route(self, events: list[Event]) -> None:
+        """Offer each event to every matching subscription."""
+        subscriptions = self._subscriptions
+        for event in events:
+            self.routed += 1
+            payload = None
+            for sub in subscriptions:
+                if sub.matches(event):
+                    if payload is None:
+                        payload = _event_encoder.encode(event)
+                    sub._offer(payload, self._pool)
+
+    def subscribe(
+        self,
+        target: Callable[[Event], Any] | pykka.ActorRef[Any],
+        pattern: str = "run.*",
+        session_id: str | None = None,
+        buffer: int = 1000,
+        ask_timeout: float = 5.0,
+    ) -> Subscription:
+        """Add a subscription; see :meth:`praxo_actors.runtime.Events.subscribe`."""
+        if not (callable(target) or isinstance(target, pykka.ActorRef)):
+            raise PraxoError(
+                "EVENTS_INVALID_SUBSCRIPTION", "subscriber must be callable or an ActorRef"
+            )
+        if not isinstance(pattern, str) or not pattern:
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "pattern must be a non-empty str")
+        if session_id is not None and not isinstance(session_id, str):
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "session_id must be a str or None")
+        if isinstance(buffer, bool) or not isinstance(buffer, int):
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int")
+        sub = Subscription(self, target, pattern, session_id, buffer, ask_timeout)
+        with self._lock:
+            self._subscriptions = (*self._subscriptions, sub)
+        return sub
+
+    def _remove(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subscriptions = tuple(s for s in self._subscriptions if s is not sub)
+
+    @property
+    def subscriptions(self) -> tuple[Subscription, ...]:
+        """The active subscriptions."""
+        return self._subscriptions
+
+    @property
+    def subscription_count(self) -> int:
+        """The number of active subscriptions."""
+        return len(self._subscriptions)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End every subscription and stop the delivery threads."""
+        for sub in self._subscriptions:
+            with sub._lock:
+                sub._active = False
+                sub._buffer.clear()
+            sub._closed()
+        self._subscriptions = ()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class EventBus(pykka.ThreadingActor):
+    """The actor that receives published events and hands them to the router."""
+
+    def __init__(self, router: EventRouter) -> None:
+        super().__init__()
+        self.router = router
+
+    def on_receive(self, message: Any) -> Any:
+        """Route a :class:`Publish` message (encoded bytes)."""
+        decoded = decode(message)
+        if not isinstance(decoded, Publish):
+            raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"event bus got {type(decoded).__name__}")
+        self.router.route(decoded.events)
+        return None
+
+
+async def stream_events(
+    router: EventRouter, pattern: str, session_id: str | None, buffer: int
+) -> AsyncIterator[Event]:
+    """Yield matching events in the running loop until the consumer stops or the router closes."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=buffer + 1)
+    state = {"dropped": 0}
+
+    def put(event: Event | None) -> None:
+        try:
+            queue.put_nowait(event)
+        except asyncio.QueueFull:
+            state["dropped"] += 1
+
+    def forward(event: Event) -> None:
+        loop.call_soon_threadsafe(put, event)
+
+    def closed() -> None:
+        # RuntimeError: the consumer's loop is closed, so nobody is waiting.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(put, None)
+
+    sub = router.subscribe(forward, pattern=pattern, session_id=session_id, buffer=buffer)
+    sub.on_close = closed
+    try:
+        while True:
+            event = await queue.get()
+            if event is None:
+                return
+            yield event
+    finally:
+        sub.on_close = None
+        sub.unsubscribe()

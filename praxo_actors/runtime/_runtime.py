@@ -1,0 +1,586 @@
+"""The runtime: a supervision tree of sessions, the memory store and the event bus.
+
+::
+
+    root Supervisor (rest_for_one)
+    ├── events    EventBus actor           → EventRouter → subscriptions (bounded buffers)
+    ├── store     StoreActor               → InMemoryStore | SQLiteStore (checkpoints)
+    └── sessions  DynamicSupervisor
+                  └── SessionActor × N     (M:N actors, named in a Registry by session id)
+
+``rest_for_one``: if the store actor dies, the sessions (which read and write checkpoints
+through it) restart after it; if the bus dies, everything after it restarts. Sessions are
+``temporary`` children: thousands of independent conversations must not share one restart
+budget (three crashed sessions in five seconds would otherwise stop them all). A crashed session
+is restored from its checkpoint by its next run instead, and the runs it held fail with
+``SESSION_CRASHED``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import pykka
+import structlog
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.agent import AgentOptions, new_run_id
+from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, load_checkpoint
+from praxo_actors.memory import InMemoryStore, SQLiteStore
+from praxo_actors.models import Event, Message
+from praxo_actors.runtime._core import RunFuture, RuntimeCore, _Entry, _fail
+from praxo_actors.runtime._events import EventBus, EventRouter, Subscription, stream_events
+from praxo_actors.runtime._protocol import (
+    CancelRun,
+    Crash,
+    GetHistory,
+    History,
+    LoadCheckpoint,
+    Passivate,
+    StartRun,
+    decode,
+    encode,
+)
+from praxo_actors.runtime._sched import Scheduler
+from praxo_actors.runtime._session import SessionActor
+from praxo_actors.runtime._store_actor import StoreActor
+from supervisors import ChildSpec, DynamicSupervisor, Registry, Supervisor, SupervisorError
+
+__all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
+
+logger = structlog.get_logger("praxo_actors.runtime")
+
+
+class RuntimeStatistics(msgspec.Struct, frozen=True):
+    """A snapshot of the runtime's counters."""
+
+    live_sessions: int
+    runs_started: int
+    runs_completed: int
+    runs_failed: int
+    runs_pending: int
+    activations: int
+    passivations: int
+    crashes: int
+    events_emitted: int
+    events_delivered: int
+    events_dropped: int
+    subscriptions: int
+
+
+class Events:
+    """The runtime's event bus, seen from outside: subscriptions and async streams."""
+
+    def __init__(self, router: EventRouter) -> None:
+        self._router = router
+
+    def subscribe(
+        self,
+        subscriber: Callable[[Event], Any] | pykka.ActorRef[Any],
+        pattern: str = "run.*",
+        session_id: str | None = None,
+        buffer: int = 1000,
+    ) -> Subscription:
+        """Deliver matching events to ``subscriber`` (a callable, or an actor that is asked).
+
+        Args:
+            subscriber: Called (or, for an ``ActorRef``, asked) with each :class:`Event`, one at
+                a time, in order, on a delivery thread. If it raises (or the actor has
+                stopped) it is removed.
+            pattern: A glob on the event type: ``"run.*"``, ``"tool.*"``, ``"*"``.
+            session_id: Only this session's events (None: every session's).
+            buffer: Events held for a slow subscriber; beyond that they are dropped and counted.
+
+        Raises:
+            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
+        """
+        return self._router.subscribe(subscriber, pattern, session_id, buffer)
+
+    def stream(
+        self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
+    ) -> AsyncIterator[Event]:
+        """Return an async iterator of matching events, for ``async for`` in any event loop.
+
+        It ends when the runtime stops; leaving the loop unsubscribes.
+        """
+        return stream_events(self._router, pattern, session_id, buffer)
+
+    @property
+    def subscriptions(self) -> tuple[Subscription, ...]:
+        """The active subscriptions."""
+        return self._router.subscriptions
+
+
+class SessionHandle:
+    """A lightweight handle on one session; creating it starts nothing."""
+
+    def __init__(self, runtime: Runtime, session_id: str, agent: str) -> None:
+        self._runtime = runtime
+        self.id = session_id
+        self.agent = agent
+
+    def __repr__(self) -> str:
+        return f"<SessionHandle {self.id!r} agent={self.agent!r}>"
+
+    def run(self, input: str, deadline: float | None = None) -> RunFuture:
+        """Queue a run of ``input``; return its future at once.
+
+        The session is activated (restored from its checkpoint) if it is not live. The future
+        gives the :class:`~praxo_actors.models.RunResult`, or raises
+        :class:`~praxo_actors.AgentError` (with the run's code), a callback's own exception, or
+        :class:`~praxo_actors.PraxoError` (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
+        ``RUNTIME_SESSION_LIMIT``, ``SESSION_CRASHED``, ``RUNTIME_STOPPED``...).
+
+        Args:
+            input: The user's message text.
+            deadline: Seconds from now; checked between steps (``AGENT_DEADLINE``).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a non-str input or a bad deadline.
+        """
+        return self._runtime._run(self, input, deadline)
+
+    def history(self, timeout: float = 5.0) -> list[Message]:
+        """Return the session's committed messages (from its checkpoint if it is not live)."""
+        return self._runtime._history(self.id, timeout)
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.
+
+        Its committed messages stay in its checkpoint. Return False if it was not live.
+        """
+        return self._runtime._stop_session(self.id, timeout)
+
+    def passivate(self, timeout: float = 5.0) -> bool:
+        """Stop the session if it is idle (its state stays in its checkpoint); return success."""
+        return self._runtime._passivate(self.id, timeout)
+
+    @property
+    def live(self) -> bool:
+        """Whether an actor hosts this session now."""
+        return self._runtime._core.live.get(self.id) is not None
+
+    def crash_for_testing(self, reason: str = "crash requested") -> None:
+        """Make the session actor fail as if its code raised (a test hook for crash recovery)."""
+        ref = self._runtime._ref(self.id, timeout=5.0)
+        if ref is not None:
+            ref.tell(encode(Crash(reason)))
+
+
+class Runtime:
+    """Host many agent sessions as supervised actors; see :meth:`start`."""
+
+    def __init__(self) -> None:
+        msg = "use Runtime.start(...)"
+        raise TypeError(msg)
+
+    @classmethod
+    def start(
+        cls,
+        store: str | Path | Any | None = None,
+        *,
+        max_live_sessions: int = 100_000,
+        max_queue: int = 100,
+        on_busy: Literal["enqueue", "reject"] = "enqueue",
+        idle_timeout: float | None = 300.0,
+        checkpoint_key: bytes | None = None,
+        allowed_types: frozenset[str] = DEFAULT_CHECKPOINT_TYPES,
+        scheduler_threads: int | None = None,
+        io_threads: int = 256,
+        delivery_threads: int = 4,
+        timeout: float = 10.0,
+    ) -> Runtime:
+        """Start the runtime and its supervision tree.
+
+        Args:
+            store: None for an ``InMemoryStore``; a path for a ``SQLiteStore`` (owned and closed
+                by the runtime); or a store object (left open).
+            max_live_sessions: Live sessions beyond which the least recently used idle one is
+                passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
+            max_queue: Runs pending per session beyond the running one
+                (``SESSION_OVERLOADED``).
+            on_busy: ``"enqueue"`` queues a run behind the running one; ``"reject"`` refuses it
+                with ``SESSION_BUSY``.
+            idle_timeout: Seconds after which an idle session is passivated (None: never).
+            checkpoint_key: HMAC key for checkpoints (so a writer to the store cannot forge
+                sessions).
+            allowed_types: Checkpoint type tags revived on restore.
+            scheduler_threads: Threads shared by all session actors (default: CPU count).
+            io_threads: Threads for synchronous (blocking) model and tool callbacks.
+            delivery_threads: Threads delivering events to subscribers.
+            timeout: Bound on each internal wait (activation, store reads, shutdown).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+        """
+        self = object.__new__(cls)
+        self._init(
+            store,
+            max_live_sessions=max_live_sessions,
+            max_queue=max_queue,
+            on_busy=on_busy,
+            idle_timeout=idle_timeout,
+            checkpoint_key=checkpoint_key,
+            allowed_types=allowed_types,
+            scheduler_threads=scheduler_threads,
+            io_threads=io_threads,
+            delivery_threads=delivery_threads,
+            timeout=timeout,
+        )
+        return self
+
+    def _init(
+        self,
+        store: Any,
+        *,
+        max_live_sessions: int,
+        max_queue: int,
+        on_busy: str,
+        idle_timeout: float | None,
+        checkpoint_key: bytes | None,
+        allowed_types: frozenset[str],
+        scheduler_threads: int | None,
+        io_threads: int,
+        delivery_threads: int,
+        timeout: float,
+    ) -> None:
+        _check_config(max_live_sessions, max_queue, on_busy, idle_timeout, io_threads, timeout)
+        self._timeout = timeout
+        self._idle_timeout = idle_timeout
+        self._agents: dict[str, Callable[[], AgentOptions]] = {}
+        self._owns_store = store is None or isinstance(store, str | Path)
+        if store is None:
+            store = InMemoryStore()
+        elif isinstance(store, str | Path):
+            Path(store).parent.mkdir(parents=True, exist_ok=True)
+            store = SQLiteStore(store)
+        self.store = store
+        self._stopped = False
+        self._stop_lock = threading.Lock()
+
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(
+            target=self._loop.run_forever, name="praxo-loop", daemon=True
+        )
+        self._loop_thread.start()
+        self._io_pool = ThreadPoolExecutor(io_threads, thread_name_prefix="praxo-io")
+        self._scheduler = Scheduler(scheduler_threads) if scheduler_threads else Scheduler()
+        self._router = EventRouter(delivery_threads)
+        self.events = Events(self._router)
+        self.registry = Registry()
+        core = self._core = RuntimeCore(
+            agents=self._agents,
+            loop=self._loop,
+            io_pool=self._io_pool,
+            key=checkpoint_key,
+            allowed_types=allowed_types,
+            max_live_sessions=max_live_sessions,
+            max_queue=max_queue,
+            on_busy=on_busy,
+            store_timeout=timeout,
+        )
+        core.registry = self.registry
+        core.bus = self._router
+
+        def start_bus() -> pykka.ActorRef[Any]:
+            core.bus_ref = EventBus.start(self._router)
+            return core.bus_ref
+
+        def start_store() -> pykka.ActorRef[Any]:
+            core.store_ref = StoreActor.start(
+                store, core.checkpoint_saved, close_on_stop=self._owns_store
+            )
+            return core.store_ref
+
+        def start_sessions() -> pykka.ActorRef[Any]:
+            ref = DynamicSupervisor.start(max_restarts=0, name="sessions")
+            self._sessions_ref = ref
+            self._sessions = ref.proxy()
+            return ref
+
+        try:
+            self.root = Supervisor.start(
+                [
+                    ChildSpec("events", start_bus, shutdown=timeout),
+                    ChildSpec("store", start_store, shutdown=timeout),
+                    ChildSpec("sessions", start_sessions, type="supervisor", shutdown=timeout),
+                ],
+                strategy="rest_for_one",
+                name="praxo-runtime",
+            )
+        except Exception:
+            self._release_threads()
+            raise
+        if idle_timeout is not None:
+            self._loop.call_soon_threadsafe(self._schedule_janitor)
+        logger.info("runtime_started", store=type(store).__name__)
+
+    # -- agents and sessions ---------------------------------------------------------------
+
+    def register_agent(self, name: str, options_factory: Callable[[], AgentOptions]) -> None:
+        """Register an agent by name; ``options_factory()`` builds its options once, lazily.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name or a non-callable factory.
+        """
+        if not isinstance(name, str) or not name:
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
+        if not callable(options_factory):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
+        self._agents[name] = options_factory
+        self._core._options.pop(name, None)
+
+    def session(self, session_id: str, agent: str = "default") -> SessionHandle:
+        """Return a handle on session ``session_id`` run by the registered ``agent``.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad id; ``RUNTIME_UNKNOWN_AGENT``.
+        """
+        if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
+            raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+        if agent not in self._agents:
+            raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+        return SessionHandle(self, session_id, agent)
+
+    def _run(self, handle: SessionHandle, input: str, deadline: float | None) -> RunFuture:
+        if not isinstance(input, str):
+            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+        deadline_ns = None
+        if deadline is not None:
+            if isinstance(deadline, bool) or not isinstance(deadline, int | float):
+                raise PraxoError("RUNTIME_INVALID_INPUT", "deadline must be seconds (a number)")
+            deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
+        run_id = new_run_id()
+        future = RunFuture(run_id, handle.id, self._cancel)
+        try:
+            entry, activate = self._core.admit(handle.id, run_id, future)
+        except PraxoError as exc:
+            _fail(future, exc)
+            return future
+        ref = self._activate(handle.id, entry) if activate else self._await_ready(entry)
+        if ref is None:
+            return future  # activation failed: the entry's runs were failed with its error
+        try:
+            ref.tell(encode(StartRun(run_id, handle.agent, input, deadline_ns)))
+        except pykka.ActorDeadError:
+            self._core.settle_error(
+                run_id, AgentError("SESSION_CRASHED", "the session stopped", run_id)
+            )
+        return future
+
+    def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
+        core = self._core
+
+        def start() -> pykka.ActorRef[Any]:
+            ref = SessionActor.start(core, session_id, actor_scheduler=self._scheduler)
+            return self.registry.register(session_id, ref)
+
+        spec = ChildSpec(session_id, start, restart="temporary", shutdown=self._timeout)
+        try:
+            ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
+        except Exception as exc:
+            error = _activation_error(exc)
+            with core.lock:
+                if core.live.get(session_id) is entry:
+                    del core.live[session_id]
+                runs = list(entry.runs)
+                entry.error = error
+            entry.ready.set()
+            for run_id in runs:
+                core.settle_error(run_id, error)
+            return None
+        with core.lock:
+            entry.ref = ref
+            core.counters.activations += 1
+        entry.ready.set()
+        return ref
+
+    def _await_ready(self, entry: _Entry) -> pykka.ActorRef[Any] | None:
+        if entry.ref is None and not entry.ready.wait(self._timeout):
+            return None
+        return entry.ref
+
+    def _ref(self, session_id: str, timeout: float) -> pykka.ActorRef[Any] | None:
+        entry = self._core.live.get(session_id)
+        if entry is None or (entry.ref is None and not entry.ready.wait(timeout)):
+            return None
+        return entry.ref
+
+    def _cancel(self, future: RunFuture) -> bool:
+        ref = self._ref(future.session_id, self._timeout)
+        if ref is None or future.done():
+            return False
+        try:
+            ref.tell(encode(CancelRun(future.run_id)))
+        except pykka.ActorDeadError:
+            return False
+        return True
+
+    def _history(self, session_id: str, timeout: float) -> list[Message]:
+        ref = self._ref(session_id, timeout)
+        if ref is not None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                reply = decode(ref.ask(encode(GetHistory()), timeout=timeout))
+                if isinstance(reply, History):
+                    return reply.messages
+        document = self._core.store_ref.ask(encode(LoadCheckpoint(session_id)), timeout=timeout)
+        if document is None:
+            return []
+        session = load_checkpoint(
+            document.encode(), allowed_types=self._core.allowed_types, key=self._core.key
+        )
+        return session.messages
+
+    def _stop_session(self, session_id: str, timeout: float) -> bool:
+        ref = self._ref(session_id, timeout)
+        if ref is None:
+            return False
+        return bool(ref.stop(timeout=timeout))
+
+    def _passivate(self, session_id: str, timeout: float) -> bool:
+        ref = self._ref(session_id, timeout)
+        if ref is None:
+            return False
+        try:
+            done = bool(ref.ask(encode(Passivate(0)), timeout=timeout))
+        except pykka.ActorDeadError:
+            return False
+        if done:
+            ref.actor_stopped.wait(timeout)
+        return done
+
+    # -- passivation of idle sessions (on the runtime's event loop) ------------------------
+
+    def _schedule_janitor(self) -> None:
+        assert self._idle_timeout is not None
+        interval = max(min(self._idle_timeout / 2, 30.0), 0.05)
+        self._janitor = self._loop.call_later(interval, self._janitor_tick)
+
+    def _janitor_tick(self) -> None:
+        assert self._idle_timeout is not None
+        message = encode(Passivate(int(self._idle_timeout * 1e9)))
+        for ref in self._core.idle_sessions(self._idle_timeout):
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(message)
+        self._schedule_janitor()
+
+    # -- statistics and shutdown -----------------------------------------------------------
+
+    def statistics(self) -> RuntimeStatistics:
+        """Return a snapshot of the runtime's counters."""
+        c = self._core.counters
+        subs = [s.statistics() for s in self._router.subscriptions]
+        return RuntimeStatistics(
+            live_sessions=len(self._core.live),
+            runs_started=c.runs_started,
+            runs_completed=c.runs_completed,
+            runs_failed=c.runs_failed,
+            runs_pending=len(self._core.pending),
+            activations=c.activations,
+            passivations=c.passivations,
+            crashes=c.crashes,
+            events_emitted=c.events,
+            events_delivered=sum(s.delivered for s in subs),
+            events_dropped=sum(s.dropped for s in subs),
+            subscriptions=len(subs),
+        )
+
+    def stop(self) -> None:
+        """Stop the tree in reverse order (sessions, store, bus) and every runtime thread.
+
+        Runs still pending fail with ``RUNTIME_STOPPED``. Idempotent.
+        """
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        with self._core.lock:
+            self._core.stopping = True
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.root.stop(timeout=self._timeout * 4)
+        for run_id in list(self._core.pending):
+            self._core.settle_error(
+                run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id)
+            )
+        self._release_threads()
+        logger.info("runtime_stopped")
+
+    def _release_threads(self) -> None:
+        self._router.close()
+        self._io_pool.shutdown(wait=False, cancel_futures=True)
+        for thread in list(getattr(self._io_pool, "_threads", ())):
+            thread.join(self._timeout)
+            if thread.is_alive():
+                logger.error("io_thread_abandoned", thread=thread.name)
+        self._scheduler.shutdown(timeout=self._timeout)
+
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self._loop.is_running():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(cancel_all(), self._loop).result(self._timeout)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join(self._timeout)
+        if not self._loop_thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.stop)
+
+
+def _activation_error(exc: BaseException) -> PraxoError:
+    if isinstance(exc, SupervisorError) and exc.code == "SUPERVISOR_MAX_CHILDREN":
+        return PraxoError("RUNTIME_SESSION_LIMIT", str(exc))
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, PraxoError):
+        return PraxoError(cause.code, str(cause))
+    if isinstance(exc, PraxoError):
+        return exc
+    return PraxoError("SESSION_START_FAILED", f"{type(exc).__name__}: {exc}")
+
+
+def _check_config(
+    max_live_sessions: int,
+    max_queue: int,
+    on_busy: str,
+    idle_timeout: float | None,
+    io_threads: int,
+    timeout: float,
+) -> None:
+    def bad(message: str) -> PraxoError:
+        return PraxoError("RUNTIME_INVALID_CONFIG", message)
+
+    for name, value in (("max_live_sessions", max_live_sessions), ("io_threads", io_threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(f"{name} must be an int >= 1")
+    if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 0:
+        raise bad("max_queue must be an int >= 0")
+    if on_busy not in ("enqueue", "reject"):
+        raise bad("on_busy must be 'enqueue' or 'reject'")
+    if idle_timeout is not None and not (
+        isinstance(idle_timeout, int | float) and idle_timeout > 0
+    ):
+        raise bad("idle_timeout must be a positive number or None")
+    if not (isinstance(timeout, int | float) and timeout > 0):
+        raise bad("timeout must be a positive number")
