@@ -12,6 +12,7 @@ __all__ = [
     "PraxoError",
     "ProtocolError",
     "RuntimeLimitError",
+    "SchedulerClosedError",
     "SessionBusyError",
     "SessionOverloadedError",
     "ToolCallError",
@@ -82,6 +83,10 @@ class ProtocolError(PraxoError):
 
 class RuntimeLimitError(PraxoError):
     """The runtime refused new work: ``RUNTIME_SESSION_LIMIT``."""
+
+
+class SchedulerClosedError(PraxoError):
+    """An actor started on a scheduler that was shut down: ``RUNTIME_SCHEDULER_CLOSED``."""
 
 
 class SessionBusyError(PraxoError):

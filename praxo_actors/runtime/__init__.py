@@ -1,0 +1,38 @@
+"""The actor runtime: supervised sessions on M:N Pykka actors, the event bus, and the store."""
+
+from __future__ import annotations
+
+from praxo_actors.runtime._core import RunFuture
+from praxo_actors.runtime._events import Subscription, SubscriptionStatistics
+from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._mn import MNActor
+from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
+from praxo_actors.runtime._sched import (
+    Scheduler,
+    SchedulerClosedError,
+    SchedulerStatistics,
+    blocking,
+    default_scheduler,
+)
+from praxo_actors.runtime._session import SessionCrashedError
+from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
+
+__all__ = [
+    "Events",
+    "JsonLinesSink",
+    "MNActor",
+    "MNFuture",
+    "RunFuture",
+    "Runtime",
+    "RuntimeStatistics",
+    "Scheduler",
+    "SchedulerClosedError",
+    "SchedulerStatistics",
+    "SessionCrashedError",
+    "SessionHandle",
+    "StructlogSink",
+    "Subscription",
+    "SubscriptionStatistics",
+    "blocking",
+    "default_scheduler",
+]

@@ -1,0 +1,206 @@
+"""A Pykka future that any thread can wait on and asyncio can await without blocking its loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sys
+import threading
+from collections.abc import Callable, Generator
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pykka
+import structlog
+
+from praxo_actors.runtime._sched import wait_lock
+
+if TYPE_CHECKING:
+    from pykka._future import GetHookFunc
+    from pykka._types import OptExcInfo
+
+__all__ = ["MNFuture"]
+
+logger = structlog.get_logger("praxo_actors.runtime")
+
+T = TypeVar("T")
+
+
+class MNFuture(pykka.Future[T]):
+    """The future of an :class:`~praxo_actors.runtime.MNActor`'s replies.
+
+    ``get(timeout=...)`` works from any thread. On a scheduler thread a long wait hands the
+    thread's slot to a spare, so an actor may wait on another actor's reply. ``await future``
+    suspends the awaiting task and resumes it through ``loop.call_soon_threadsafe`` when the
+    value arrives (Pykka's own ``Future.__await__`` calls the blocking ``get()`` inside the event
+    loop). A future made by a get hook (``map``, ``filter``, ``join``, ``reduce``,
+    ``ActorRef.stop``) has no completion signal of its own: awaiting it waits in the loop's
+    default executor.
+
+    A future is cheap: one lock, and a wait lock per blocked getter, made only when one waits.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: Any = None
+        self._exc_info: OptExcInfo | None = None
+        self._waiters: list[Any] | None = None
+        self._callbacks: list[Callable[[MNFuture[T]], object]] | None = None
+
+    def __repr__(self) -> str:
+        return f"<MNFuture {'done' if self._done else 'pending'}>"
+
+    def done(self) -> bool:
+        """Return whether a value or an exception has been set."""
+        return self._done
+
+    def get(self, *, timeout: float | None = None) -> T:
+        """Return the value, or raise the exception, once set.
+
+        Args:
+            timeout: Seconds to wait; ``None`` waits as long as it takes.
+
+        Raises:
+            pykka.Timeout: If nothing was set within ``timeout``.
+            Exception: The exception set on the future.
+        """
+        if self._get_hook is not None:
+            with self._lock:
+                return super().get(timeout=timeout)
+        if not self._done:
+            self._wait(timeout)
+        return self._outcome()
+
+    def set(self, value: T | None = None) -> None:
+        """Set the value and wake every waiter.
+
+        Raises:
+            queue.Full: If a value, an exception or a get hook is already set.
+        """
+        self._resolve(value, None)
+
+    def set_exception(self, exc_info: OptExcInfo | None = None) -> None:
+        """Set an exception (by default the one being handled) and wake every waiter.
+
+        Raises:
+            queue.Full: If a value, an exception or a get hook is already set.
+        """
+        assert exc_info is None or len(exc_info) == 3
+        self._resolve(None, sys.exc_info() if exc_info is None else exc_info)
+
+    def set_get_hook(self, func: GetHookFunc[T]) -> None:
+        """Make ``get(timeout)`` return ``func(timeout)``.
+
+        Raises:
+            queue.Full: If a value or an exception is already set.
+        """
+        with self._lock:
+            if self._done:
+                raise queue.Full
+            super().set_get_hook(func)
+
+    def add_done_callback(self, fn: Callable[[MNFuture[T]], object]) -> None:
+        """Call ``fn(future)`` once a value or an exception is set.
+
+        ``fn`` runs in the thread that sets the future (often a scheduler thread: keep it
+        short), or at once in the caller's thread if the future is already done. An exception
+        from ``fn`` is logged and dropped.
+
+        Raises:
+            TypeError: If the future was made by a get hook (it completes only through ``get``).
+        """
+        if self._get_hook is not None:
+            msg = "a future made by a get hook completes only through get()"
+            raise TypeError(msg)
+        with self._lock:
+            if not self._done:
+                if self._callbacks is None:
+                    self._callbacks = [fn]
+                else:
+                    self._callbacks.append(fn)
+                return
+        _call(fn, self)
+
+    def __await__(self) -> Generator[Any, None, T]:
+        if self._get_hook is not None:
+            loop = asyncio.get_running_loop()
+            result: T = yield from loop.run_in_executor(None, self.get).__await__()
+            return result
+        if not self._done:
+            loop = asyncio.get_running_loop()
+            wake: asyncio.Future[None] = loop.create_future()
+            self.add_done_callback(partial(_wake_loop, loop, wake))
+            yield from wake.__await__()
+        return self._outcome()
+
+    __iter__ = __await__
+
+    def _wait(self, timeout: float | None) -> None:
+        waiter = threading.Lock()
+        waiter.acquire()
+        with self._lock:
+            if self._done:
+                return
+            if self._waiters is None:
+                self._waiters = [waiter]
+            else:
+                self._waiters.append(waiter)
+        if wait_lock(waiter, timeout):
+            return
+        with self._lock:
+            if self._done:
+                return
+            assert self._waiters is not None
+            self._waiters.remove(waiter)
+        msg = f"{timeout} seconds"
+        raise pykka.Timeout(msg)
+
+    def _resolve(self, value: Any, exc_info: OptExcInfo | None) -> None:
+        with self._lock:
+            if self._done or self._get_hook is not None:
+                raise queue.Full
+            self._value = value
+            self._exc_info = exc_info
+            self._done = True
+            waiters, self._waiters = self._waiters, None
+            callbacks, self._callbacks = self._callbacks, None
+        if waiters:
+            for waiter in waiters:
+                waiter.release()
+        if callbacks:
+            for fn in callbacks:
+                _call(fn, self)
+
+    def _outcome(self) -> T:
+        exc_info = self._exc_info
+        if exc_info is None:
+            value: T = self._value
+            return value
+        exc_type, exc_value, exc_traceback = exc_info
+        assert exc_type is not None
+        if exc_value is None:
+            exc_value = exc_type()
+        if exc_value.__traceback__ is not exc_traceback:
+            raise exc_value.with_traceback(exc_traceback)
+        raise exc_value
+
+
+def _call(fn: Callable[[Any], object], future: MNFuture[Any]) -> None:
+    try:
+        fn(future)
+    except Exception:
+        logger.exception("future.callback_failed", callback=repr(fn))
+
+
+def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None], _: object) -> None:
+    # A closed loop raises RuntimeError: nobody is left to wake.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(_set_wake, wake)
+
+
+def _set_wake(wake: asyncio.Future[None]) -> None:
+    if not wake.done():
+        wake.set_result(None)
