@@ -198,6 +198,22 @@ class StoreBase(abc.ABC):
             self._check_open()
             self._write(ns, key, text, self._clock())
 
+    def put_many(self, entries: Iterable[tuple[Sequence[str], str, dict[str, Any]]]) -> None:
+        """Store several documents at once: all are validated first, then written together.
+
+        A backend with transactions writes them in one (one fsync for SQLite), so nothing is
+        stored when a write fails.
+
+        Raises:
+            MemoryStoreError: as :meth:`put`, for the first bad entry; nothing is written.
+        """
+        checked = [
+            (check_namespace(ns), check_key(key), encode_value(value)) for ns, key, value in entries
+        ]
+        with self._lock:
+            self._check_open()
+            self._write_many(checked, self._clock())
+
     def get(self, namespace: Sequence[str], key: str) -> Item | None:
         """Return the item under ``namespace`` and ``key``, or None when there is none.
 
@@ -311,6 +327,11 @@ class StoreBase(abc.ABC):
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"{type(self).__name__} is closed")
+
+    def _write_many(self, rows: list[tuple[Namespace, str, str]], now_ns: int) -> None:
+        """Write several rows; a backend with transactions makes it one."""
+        for namespace, key, text in rows:
+            self._write(namespace, key, text, now_ns)
 
     @abc.abstractmethod
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:

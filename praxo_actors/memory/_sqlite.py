@@ -116,6 +116,17 @@ class SQLiteStore(StoreBase):
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
         self._conn.execute(_UPSERT, (_encode_ns(namespace), key, text, now_ns, now_ns))
 
+    def _write_many(self, rows: list[tuple[Namespace, str, str]], now_ns: int) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(
+                _UPSERT, [(_encode_ns(ns), key, text, now_ns, now_ns) for ns, key, text in rows]
+            )
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
         found = self._conn.execute(
             f"SELECT value, created_ns, updated_ns FROM {_TABLE} WHERE namespace = ? AND key = ?",

@@ -20,6 +20,7 @@ __all__ = [
     "CheckpointSaved",
     "Crash",
     "EffectDone",
+    "FlushCheckpoints",
     "GetHistory",
     "History",
     "LoadCheckpoint",
@@ -99,6 +100,10 @@ class SaveCheckpoint(_Msg, frozen=True, tag="save_checkpoint"):
     run_id: str | None = None
 
 
+class FlushCheckpoints(_Msg, frozen=True, tag="flush_checkpoints"):
+    """Write the checkpoints the store actor has gathered, in one transaction."""
+
+
 class LoadCheckpoint(_Msg, frozen=True, tag="load_checkpoint"):
     """Ask the memory store for a session's checkpoint document (reply: str or None)."""
 
@@ -122,6 +127,7 @@ RuntimeMessage = (
     | Crash
     | Publish
     | SaveCheckpoint
+    | FlushCheckpoints
     | LoadCheckpoint
     | CheckpointSaved
 )
