@@ -1,0 +1,144 @@
+"""The two small drivers of the agent state machine, and direct tool calls."""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any, cast
+
+from praxo_actors._errors import AgentError
+from praxo_actors.agent._effects import (
+    BeginStep,
+    CallModel,
+    CallRepairer,
+    CallSummarizer,
+    CallTool,
+    Effect,
+    Emit,
+)
+from praxo_actors.agent._machine import copy_json
+from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._run import start_run
+from praxo_actors.models import Message, RunResult, Session, ToolCall
+
+__all__ = ["arun_agent", "call", "run_agent"]
+
+
+def _invoke(effect: Effect) -> Any:
+    """Call the user callback an effect names and return what it returned (maybe awaitable)."""
+    match effect:
+        case CallModel():
+            return effect.model(effect.request)
+        case CallTool():
+            return effect.tool.handler(effect.arguments)
+        case Emit():
+            return effect.sink(effect.event)
+        case BeginStep():
+            return None
+        case CallRepairer():
+            return effect.repairer(effect.text, effect.errors)
+        case CallSummarizer():
+            return effect.summarizer(effect.messages)
+    raise TypeError(f"unknown effect {effect!r}")
+
+
+def run_agent(
+    options: AgentOptions,
+    session: Session,
+    input: str | Message,
+    *,
+    run_id: str | None = None,
+) -> RunResult:
+    """Run the agent loop synchronously until it completes.
+
+    Args:
+        options: From :func:`new_agent_options`.
+        session: The conversation so far; never mutated.
+        input: The user's text (or a user :class:`Message`).
+        run_id: The run's id; None draws a fresh one.
+
+    Returns:
+        The result, whose ``session`` is a new Session holding the whole exchange.
+
+    Raises:
+        AgentError: The run failed with a code (``.code``, ``.run_id``).
+        Exception: A callback's (or the sink's) own exception, unchanged. An ``async def``
+            callback raises ``TypeError`` here: use :func:`arun_agent`.
+    """
+    run = start_run(options, session, input, run_id)
+    # The generator is driven directly (not through AgentRun.send) because this loop is the
+    # hot path: one iteration per effect, three effects per tool step.
+    gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
+    try:
+        while True:
+            try:
+                if isinstance(effect, CallTool):
+                    reply = effect.tool.handler(effect.arguments)
+                elif isinstance(effect, CallModel):
+                    reply = effect.model(effect.request)
+                elif isinstance(effect, Emit):
+                    reply = effect.sink(effect.event)
+                elif isinstance(effect, BeginStep):
+                    reply = None
+                else:
+                    reply = _invoke(effect)
+                if type(reply) is types.CoroutineType:
+                    reply.close()  # never awaited: close it so no warning is left behind
+                    raise TypeError(
+                        f"an async callback needs arun_agent, not run_agent: {effect!r}"
+                    )
+            except Exception as exc:
+                effect = gen.throw(exc)
+            else:
+                effect = gen.send(reply)
+    except StopIteration as stop:
+        result: RunResult = stop.value
+        return result
+
+
+async def arun_agent(
+    options: AgentOptions,
+    session: Session,
+    input: str | Message,
+    *,
+    run_id: str | None = None,
+) -> RunResult:
+    """Run the agent loop under asyncio; callbacks (and the sink) may be sync or ``async def``.
+
+    Sync callbacks run on the event loop's thread, so a slow one stalls the loop: make
+    blocking callbacks ``async`` (or use the runtime, which runs sync callbacks on a pool).
+    Cancelling the task propagates ``CancelledError`` at the callback being awaited and
+    emits no ``run.failed``.
+
+    Returns and raises as :func:`run_agent`.
+    """
+    run = start_run(options, session, input, run_id)
+    gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
+    try:
+        while True:
+            try:
+                reply = _invoke(effect)
+                if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
+                    reply = await reply
+            except Exception as exc:
+                effect = gen.throw(exc)
+            else:
+                effect = gen.send(reply)
+    except StopIteration as stop:
+        result: RunResult = stop.value
+        return result
+
+
+def call(options: AgentOptions, tool_call: ToolCall) -> Any:
+    """Invoke a registered tool directly, outside tool selection and call limits.
+
+    The handler gets a copy of the arguments. Its return value comes back unchanged — a
+    :class:`ToolError` included, and a coroutine for an ``async def`` handler.
+
+    Raises:
+        AgentError: ``TOOL_NOT_FOUND`` when no tool has that name.
+    """
+    tool = options._tools_by_name.get(tool_call.name)
+    if tool is None:
+        raise AgentError("TOOL_NOT_FOUND", f"no tool named {tool_call.name!r}")
+    return tool.handler(copy_json(tool_call.arguments))

@@ -1,0 +1,81 @@
+"""The effects the agent state machine yields, and the reply each one expects.
+
+A driver performs an effect and sends its reply back into the run (see
+:class:`~praxo_actors.agent.AgentRun`). Effects are frozen records; the callables they carry
+are the user's, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from praxo_actors.agent._tool import Tool
+from praxo_actors.middleware._structured_output import CallRepairer
+from praxo_actors.models import Event, Message, Request, ToolCall
+
+__all__ = [
+    "BeginStep",
+    "CallModel",
+    "CallRepairer",
+    "CallSummarizer",
+    "CallTool",
+    "Effect",
+    "Emit",
+]
+
+
+class BeginStep(msgspec.Struct, frozen=True):
+    """A step is about to start (``step`` counts from 1).
+
+    Reply ``None`` to continue, or an error code (e.g. ``"AGENT_CANCELLED"``,
+    ``"AGENT_DEADLINE"``) to fail the run with that code.
+    """
+
+    step: int
+
+
+class CallModel(msgspec.Struct, frozen=True):
+    """Call ``model(request)``; reply with its return value (awaited, if it is awaitable).
+
+    For a :func:`~praxo_actors.agent.fallback_model`, the machine yields one ``CallModel`` per
+    attempt, each naming the child to call.
+    """
+
+    model: Callable[[Request], Any]
+    request: Request
+
+
+class CallTool(msgspec.Struct, frozen=True):
+    """Call ``tool.handler(arguments)``; reply with its return value.
+
+    ``arguments`` is the driver's to hand over: a copy of ``call.arguments``, so a handler that
+    mutates it changes nothing recorded.
+    """
+
+    tool: Tool
+    arguments: dict[str, Any]
+    call: ToolCall
+
+
+class Emit(msgspec.Struct, frozen=True):
+    """Deliver ``event`` to ``sink``; reply ``None``.
+
+    An exception raised by the sink, thrown back into the run, ends it without further events.
+    """
+
+    sink: Callable[[Event], Any]
+    event: Event
+
+
+class CallSummarizer(msgspec.Struct, frozen=True):
+    """Call ``summarizer(messages)`` for compaction; reply with the summary text."""
+
+    summarizer: Callable[[list[Message]], Any]
+    messages: list[Message]
+
+
+Effect = BeginStep | CallModel | CallTool | Emit | CallRepairer | CallSummarizer
+"""Everything a run can ask its driver to do."""

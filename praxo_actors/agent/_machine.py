@@ -1,0 +1,369 @@
+"""The agent loop, written once as a sans-IO state machine (a generator of effects)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Generator
+from typing import Any
+
+import msgspec
+
+from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
+from praxo_actors.agent._effects import (
+    BeginStep,
+    CallModel,
+    CallSummarizer,
+    CallTool,
+    Effect,
+    Emit,
+)
+from praxo_actors.agent._options import AgentOptions, Sink
+from praxo_actors.agent._tool import ToolError
+from praxo_actors.core import (
+    apply_compaction,
+    default_summary,
+    encode_json,
+    parse_tool_calls,
+    plan_compaction,
+    redact_pii,
+    redact_value,
+)
+from praxo_actors.middleware import Compaction
+from praxo_actors.middleware._structured_output import structured_steps
+from praxo_actors.models import (
+    Event,
+    Message,
+    ModelError,
+    Request,
+    Response,
+    RunResult,
+    Session,
+    TextBlock,
+    ToolCall,
+)
+
+__all__ = ["Machine", "copy_json", "machine"]
+
+CALLBACK = "AGENT_CALLBACK_EXCEPTION"
+
+Machine = Generator[Effect, Any, RunResult]
+
+
+class _Events:
+    """Numbers a run's events from 0 and stamps them with the driver's clock."""
+
+    __slots__ = ("clock", "run_id", "seq", "session_id", "sink")
+
+    def __init__(self, sink: Sink, run_id: str, session_id: str, clock: Callable[[], int]) -> None:
+        self.sink = sink
+        self.run_id = run_id
+        self.session_id = session_id
+        self.clock = clock
+        self.seq = 0
+
+    def __call__(self, type: str, data: dict[str, Any]) -> Emit:
+        seq = self.seq
+        self.seq = seq + 1
+        return Emit(self.sink, Event(type, self.run_id, self.session_id, seq, self.clock(), data))
+
+
+# Both emit run.failed (with a sink) and return the exception: ``raise (yield from _fail(...))``.
+def _fail(
+    event: _Events | None, run_id: str, code: str, message: str
+) -> Generator[Effect, Any, AgentError]:
+    if event is not None:
+        yield event("run.failed", {"code": code, "message": message})
+    return AgentError(code, message, run_id)
+
+
+def _crashed(
+    event: _Events | None, exc: BaseException, code: str
+) -> Generator[Effect, Any, BaseException]:
+    if event is not None:
+        yield event("run.failed", {"code": code, "message": f"{type(exc).__name__}: {exc}"})
+    return exc
+
+
+def machine(
+    options: AgentOptions,
+    session: Session,
+    user: Message,
+    run_id: str,
+    clock: Callable[[], int],
+) -> Machine:
+    """Yield the effects of one run and return its :class:`RunResult` (see ``AgentRun``)."""
+    session_id = session.id
+    # None without a sink: a run then builds no events at all.
+    event = None if options.sink is None else _Events(options.sink, run_id, session_id, clock)
+
+    messages = [*session.messages, user]
+    if event is not None:
+        yield event("run.started", {"input": _text(user.content)})
+
+    limit = options.call_limit
+    model_limit = limit.model_limit if limit is not None and limit.model_limit > 0 else 0
+    tool_limit = limit.tool_limit if limit is not None and limit.tool_limit > 0 else 0
+    selection = options.tool_selection
+    tools = options._tools_by_name
+    advertised = options._advertised
+    attempts = options._attempts
+    pii = options.pii
+    redacted: dict[int, tuple[Message, Message]] = {}
+    model_calls = tool_calls = 0
+
+    for step in range(1, options.max_steps + 1):
+        stop = yield BeginStep(step)
+        if stop is not None:
+            raise (yield from _fail(event, run_id, str(stop), f"stopped before step {step}"))
+
+        if options.compaction is not None:
+            try:
+                compacted, removed = yield from _compact(options.compaction, messages)
+            except CompactionError as exc:
+                raise (yield from _fail(event, run_id, exc.code, exc.message)) from exc
+            except Exception as exc:  # the summariser raised: reported, then re-raised
+                yield from _crashed(event, exc, CALLBACK)
+                raise
+            if removed:
+                messages = compacted
+                if event is not None:
+                    yield event(
+                        "context.compacted",
+                        {"step": step, "removed": removed, "messages": len(messages)},
+                    )
+
+        if model_limit and model_calls >= model_limit:
+            raise (
+                yield from _fail(
+                    event,
+                    run_id,
+                    "AGENT_MODEL_CALL_LIMIT",
+                    f"model call limit {model_limit} reached",
+                )
+            )
+        model_calls += 1
+        request = Request(
+            messages=_redact_messages(messages, redacted) if pii else list(messages),
+            tools=list(advertised),
+            run_id=run_id,
+            session_id=session_id,
+            step=step,
+        )
+        if event is not None:
+            yield event(
+                "model.requested",
+                {"step": step, "messages": len(messages), "tools": [t.name for t in advertised]},
+            )
+        result: Any = None
+        attempt = 0
+        for model in attempts:
+            attempt += 1
+            try:
+                result = yield CallModel(model, request)
+            except Exception as exc:
+                yield from _crashed(event, exc, CALLBACK)
+                raise
+            if type(result) is not ModelError:
+                break
+        if type(result) is not Response:
+            if isinstance(result, ModelError):
+                raise (
+                    yield from _fail(
+                        event, run_id, result.code, result.message or f"model failed: {result.code}"
+                    )
+                )
+            if not isinstance(result, Response):
+                raise (yield from _crashed(event, _not_a_response(result), CALLBACK))
+        reply: Message = result.message
+        messages.append(reply)
+        calls: list[ToolCall] = reply.tool_calls
+        text = _text(reply.content)
+        if event is not None:
+            yield event(
+                "model.responded",
+                {
+                    "step": step,
+                    "attempts": attempt,
+                    "content": text,
+                    "tool_calls": len(calls),
+                    "usage": result.usage,
+                },
+            )
+
+        if not calls and options.parse_text_tool_calls and _may_hold_calls(text):
+            try:
+                calls = parse_tool_calls(text)
+            except ToolCallError as exc:
+                # Malformed markup goes back to the model, which can correct it next step.
+                messages.append(Message(role="tool", content=_error_json(exc.code, exc.message)))
+                continue
+
+        if not calls:
+            structured = None
+            so = options.structured_output
+            if so is not None:
+                try:
+                    text, structured = yield from structured_steps(so, text)
+                except AgentError as exc:
+                    raise (yield from _fail(event, run_id, exc.code, exc.message)) from None
+                except Exception as exc:  # the repairer raised
+                    yield from _crashed(event, exc, "AGENT_STRUCTURED_OUTPUT")
+                    raise
+            if event is not None:
+                yield event(
+                    "run.completed",
+                    {
+                        "output": text,
+                        "steps": step,
+                        "model_calls": model_calls,
+                        "tool_calls": tool_calls,
+                    },
+                )
+            return RunResult(
+                run_id=run_id,
+                session=Session(session_id, messages, dict(session.metadata)),
+                output=text,
+                structured=structured,
+                steps=step,
+                model_calls=model_calls,
+                tool_calls=tool_calls,
+            )
+
+        for call in calls:
+            name = call.name
+            if selection is not None and not selection.permits(name):
+                raise (
+                    yield from _fail(
+                        event, run_id, "AGENT_TOOL_NOT_SELECTED", f"tool {name!r} is not selected"
+                    )
+                )
+            tool = tools.get(name)
+            if tool is None:
+                raise (yield from _fail(event, run_id, "TOOL_NOT_FOUND", f"no tool named {name!r}"))
+            if tool_limit and tool_calls >= tool_limit:
+                raise (
+                    yield from _fail(
+                        event,
+                        run_id,
+                        "AGENT_TOOL_CALL_LIMIT",
+                        f"tool call limit {tool_limit} reached",
+                    )
+                )
+            tool_calls += 1
+            if event is not None:
+                yield event(
+                    "tool.started",
+                    {"step": step, "name": name, "id": call.id, "arguments": call.arguments},
+                )
+            try:
+                value = yield CallTool(tool, copy_json(call.arguments), call)
+            except Exception as exc:
+                yield from _crashed(event, exc, CALLBACK)
+                raise
+            error: str | None = None
+            if isinstance(value, ToolError):
+                error = value.code
+                output = _error_json(value.code, value.message)
+                content = _error_json(value.code, redact_pii(value.message)) if pii else output
+            else:
+                try:
+                    output = encode_json(value)
+                    content = encode_json(redact_value(value)) if pii else output
+                except JSONError as exc:
+                    bad = TypeError(f"tool {name!r} returned a value that is not JSON: {exc}")
+                    raise (yield from _crashed(event, bad, CALLBACK)) from exc
+            messages.append(Message(role="tool", content=content, tool_call_id=call.id, name=name))
+            if event is not None:
+                yield event(
+                    "tool.completed",
+                    {"step": step, "name": name, "id": call.id, "output": output, "error": error},
+                )
+
+    raise (
+        yield from _fail(
+            event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
+        )
+    )
+
+
+def _compact(
+    settings: Compaction, messages: list[Message]
+) -> Generator[Effect, Any, tuple[list[Message], int]]:
+    """Compact ``messages``, asking the driver for the summary when a summariser is set."""
+    plan = plan_compaction(messages, settings.max_tokens, settings.keep_last)
+    if plan is None:
+        return messages, 0
+    middle = list(plan.middle)
+    if settings.summarizer is None:
+        summary: Any = default_summary(middle)
+    else:
+        summary = yield CallSummarizer(settings.summarizer, middle)
+    return apply_compaction(plan, summary), len(middle)
+
+
+def _text(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.text for block in content if isinstance(block, TextBlock))
+
+
+def _may_hold_calls(text: str) -> bool:
+    # Every call format (and every malformed one) needs "tool" (tags, dotted names) or a JSON
+    # object or array (canonical calls); plain answers skip the parser, which costs ~10 us.
+    return "tool" in text or "{" in text or "[" in text
+
+
+def _error_json(code: str, message: str) -> str:
+    return encode_json({"error": {"code": code, "message": message}})
+
+
+def _not_a_response(result: Any) -> TypeError:
+    hint = " (an async model needs arun_agent)" if hasattr(result, "__await__") else ""
+    return TypeError(
+        f"a model must return Response or ModelError, not {type(result).__name__}{hint}"
+    )
+
+
+def _redact_messages(
+    messages: list[Message], cache: dict[int, tuple[Message, Message]]
+) -> list[Message]:
+    """Return PII-redacted copies of ``messages``; tool calls and other blocks stay as they are."""
+    out = []
+    for message in messages:
+        # Messages are frozen, so a redaction computed on an earlier step stays valid; the
+        # cached original guards against a recycled id().
+        hit = cache.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, _redact_message(message))
+            cache[id(message)] = hit
+        out.append(hit[1])
+    return out
+
+
+def _redact_message(message: Message) -> Message:
+    content = message.content
+    if isinstance(content, str):
+        redacted: str | list[Any] = redact_pii(content)
+    else:
+        redacted = [
+            TextBlock(redact_pii(block.text)) if isinstance(block, TextBlock) else block
+            for block in content
+        ]
+    if redacted == content:
+        return message
+    return msgspec.structs.replace(message, content=redacted)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(value: Any) -> Any:
+    """Return a deep copy of a JSON-like value (fast for dicts, lists and scalars)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SCALARS else copy_json(v) for v in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)

@@ -1,0 +1,122 @@
+"""The handle a driver uses to step one run of the agent state machine."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from praxo_actors.agent._effects import Effect
+from praxo_actors.agent._machine import Machine, machine
+from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._runid import new_run_id
+from praxo_actors.models import Message, RunResult, Session
+
+__all__ = ["AgentRun", "start_run"]
+
+
+class AgentRun:
+    """One run of the agent loop, suspended at its current :attr:`effect`.
+
+    A driver repeats: perform :attr:`effect`, then pass the reply to :meth:`send` — or, if
+    performing it raised an ``Exception``, pass that exception to :meth:`throw` (never swallow
+    it: the run decides, see below). Both return the next effect, or ``None`` once the run has
+    completed and :attr:`result` holds its :class:`RunResult`.
+
+    :meth:`send` and :meth:`throw` raise when the run ends otherwise:
+
+    - :class:`AgentError` with a code, after the ``run.failed`` event was emitted;
+    - the callback's own exception, unchanged, after ``run.failed`` with
+      ``AGENT_CALLBACK_EXCEPTION`` (``AGENT_STRUCTURED_OUTPUT`` for a repairer);
+    - a sink's exception, unchanged and with no further event.
+
+    The run holds no thread, clock or I/O of its own, so it can be driven synchronously, from
+    asyncio, or one message at a time by an actor.
+    """
+
+    __slots__ = ("_gen", "_result", "effect", "run_id")
+
+    def __init__(self, gen: Machine, run_id: str) -> None:
+        self._gen = gen
+        self._result: RunResult | None = None
+        self.run_id = run_id
+        self.effect: Effect | None = None
+        self.send(None)
+
+    def send(self, reply: Any = None) -> Effect | None:
+        """Resume the run with the reply to the current effect; return the next effect."""
+        try:
+            self.effect = self._gen.send(reply)
+        except StopIteration as stop:
+            self.effect = None
+            self._result = stop.value
+        except BaseException:
+            self.effect = None
+            raise
+        return self.effect
+
+    def throw(self, exc: BaseException) -> Effect | None:
+        """Resume the run with the exception performing the current effect raised."""
+        try:
+            self.effect = self._gen.throw(exc)
+        except StopIteration as stop:
+            self.effect = None
+            self._result = stop.value
+        except BaseException:
+            self.effect = None
+            raise
+        return self.effect
+
+    def close(self) -> None:
+        """Abandon the run where it stands; no further events are emitted."""
+        self.effect = None
+        self._gen.close()
+
+    @property
+    def done(self) -> bool:
+        """Whether the run has ended (completed, failed or closed)."""
+        return self.effect is None
+
+    @property
+    def result(self) -> RunResult:
+        """The completed run's result.
+
+        Raises:
+            RuntimeError: The run has not completed.
+        """
+        if self._result is None:
+            raise RuntimeError(f"run {self.run_id} has not completed")
+        return self._result
+
+
+def start_run(
+    options: AgentOptions,
+    session: Session,
+    input: str | Message,
+    run_id: str | None = None,
+    clock: Callable[[], int] = time.time_ns,
+) -> AgentRun:
+    """Start a run and return it suspended at its first effect.
+
+    Args:
+        options: The agent's options.
+        session: The conversation so far; never mutated.
+        input: The user's text, or a ready user :class:`Message` (e.g. with image blocks).
+        run_id: The run's id; None draws a fresh one with :func:`new_run_id`.
+        clock: Gives each event's ``time_ns``.
+
+    Raises:
+        TypeError: An argument of the wrong type.
+    """
+    if not isinstance(options, AgentOptions):
+        raise TypeError("options must be AgentOptions (see new_agent_options)")
+    if not isinstance(session, Session):
+        raise TypeError("session must be a Session")
+    if isinstance(input, str):
+        user = Message(role="user", content=input)
+    elif isinstance(input, Message):
+        user = input
+    else:
+        raise TypeError(f"input must be str or Message, got {type(input).__name__}")
+    rid = new_run_id() if run_id is None else run_id
+    return AgentRun(machine(options, session, user, rid, clock), rid)
