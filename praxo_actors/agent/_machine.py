@@ -298,7 +298,7 @@ def _compact(
         summary: Any = default_summary(middle)
     else:
         summary = yield CallSummarizer(settings.summarizer, middle)
-    return apply_compaction(plan, summary), len(middle)
+    return apply_compaction(plan, summary), len(plan.middle)
 
 
 def _text(content: str | list[Any]) -> str:

@@ -153,3 +153,23 @@ def test_settings_are_validated() -> None:
     with pytest.raises(TypeError):
         compaction(10, 2, "summary")  # type: ignore[arg-type]
     assert compaction(10) == Compaction(10, 6, None)
+
+
+def test_removed_count_ignores_a_summarizer_that_mutates_its_argument() -> None:
+    """A summariser that empties the list it is given does not change the removed count."""
+
+    def greedy(middle: list[Message]) -> str:
+        n = len(middle)
+        middle.clear()
+        return f"{n} messages"
+
+    events: list[Any] = []
+    options = new_agent_options(
+        lambda _req: say("ok"),
+        compaction=compaction(max_tokens=50, keep_last=1, summarizer=greedy),
+        sink=events.append,
+    )
+    result = run_agent(options, long_history(), "next")
+    compacted = [e for e in events if e.type == "context.compacted"]
+    assert compacted and compacted[0].data["removed"] == 4
+    assert result.session.messages[1].content == PREFIX + "4 messages"
