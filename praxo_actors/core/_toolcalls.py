@@ -1,0 +1,393 @@
+"""Find tool calls in model output: canonical JSON, XML-style and dotted tags, dotted lines.
+
+The formats, the name rule and the error codes are those of the Praxo Core. Choices it leaves
+open, fixed here:
+
+- Text that is one JSON document (after any leading ``<think>`` blocks) is read only as
+  canonical JSON: markup inside its strings is data. An object is a call when it has ``name``
+  and ``arguments`` (or ``parameters``; ``arguments`` wins when both are present); other keys
+  are ignored. An array is a list of calls when it is non-empty and every element is such an
+  object; any other JSON document is an answer and holds no calls.
+- In ``<tool_call>{...}</tool_call>`` (no ``name`` attribute) the body must be an object with
+  a ``name``; missing ``arguments`` mean ``{}``, as an empty body does.
+- Arguments given as a JSON string are decoded; an empty string means ``{}``.
+- ``id`` comes from an ``id="…"`` attribute or an ``"id"`` key and must be a string.
+- Tags take ``name``/``id`` attributes in single or double quotes and may self-close
+  (``<tool.ping/>``); other attributes are ignored, a repeated one is malformed.
+- Each call is checked in a fixed order: tag syntax and closing tag (``TOOL_CALL_MALFORMED``),
+  the name a tag or line gives (``TOOL_CALL_INVALID_NAME``), the body
+  (``TOOL_CALL_INVALID_JSON``), the name inside a Hermes body, the arguments
+  (``TOOL_CALL_INVALID_ARGUMENTS``).
+- A dotted line is a call when the rest of the line is empty or starts with ``{``; then it must
+  be one JSON object on that line. A line like ``tool.py is broken`` or ``tool.run()`` is prose.
+- ``<think>`` without ``</think>`` runs to the end of the text. A ``</think>`` before any
+  ``<think>`` and outside the markup of valid calls (templates that open the block in the
+  prompt) ends reasoning begun at the start of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from praxo_actors._errors import JSONError, ToolCallError
+from praxo_actors.core._json import _fence_body, parse_json
+from praxo_actors.models import ToolCall
+
+__all__ = ["MAX_NAME_LENGTH", "parse_tool_call", "parse_tool_calls", "strip_tool_calls"]
+
+#: Longest tool name accepted (the limit common to model providers).
+MAX_NAME_LENGTH = 64
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*")
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+# Where a call may begin: a think block, an XML-style tag, a dotted tag, a dotted line.
+_EVENT = re.compile(r"</?think>|<tool_call(?![^\s/>])|<tool\.|^[^\S\n]*tool\.", re.MULTILINE)
+_LINE_CALL = re.compile(r"[^\S\n]*tool\.")
+# Attributes stop at "<" and newlines so that a broken tag cannot reach into the next one.
+_ATTRIBUTE = re.compile(r"""\s+([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"<\n]*)"|'([^'<\n]*)')""")
+_TAG_END = re.compile(r"\s*(/?)>")
+_DOTTED_NAME = re.compile(r"[^\s/<>]*")
+# Inside a body: a JSON string, or the start of a closing tag.
+_BODY_EVENT = re.compile(r'"|</tool(?=_call|\.)')
+_STRING_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_CLOSE_TAG = re.compile(r"</tool(?:_call|\.([^\s<>]*))\s*>")
+_SPACE = re.compile(r"\s")
+_SPACES = re.compile(r"\s*")
+
+
+class _Found(NamedTuple):
+    """A call, or the error its markup raises, and the span of that markup."""
+
+    start: int
+    end: int
+    outcome: ToolCall | ToolCallError
+
+
+def parse_tool_calls(text: str) -> list[ToolCall]:
+    """Return every tool call in ``text``, in order of appearance.
+
+    Raises:
+        ToolCallError: The first error in text order: ``TOOL_CALL_INVALID_JSON``,
+            ``TOOL_CALL_INVALID_ARGUMENTS``, ``TOOL_CALL_INVALID_NAME`` or
+            ``TOOL_CALL_MALFORMED`` (also for a ``text`` that is not a ``str``).
+    """
+    if not isinstance(text, str):
+        raise ToolCallError("TOOL_CALL_MALFORMED", f"expected str, got {type(text).__name__}")
+    canonical = _canonical(text)
+    if canonical is not None:
+        return canonical[2]
+    calls = []
+    for found in _scan(text, until_error=True):
+        if isinstance(found.outcome, ToolCallError):
+            raise found.outcome
+        calls.append(found.outcome)
+    return calls
+
+
+def parse_tool_call(text: str) -> ToolCall:
+    """Return the first tool call in ``text``.
+
+    Raises:
+        ToolCallError: ``TOOL_CALL_NOT_FOUND`` when there is none, or the first parse error.
+    """
+    calls = parse_tool_calls(text)
+    if not calls:
+        raise ToolCallError("TOOL_CALL_NOT_FOUND", "no tool call in the text")
+    return calls[0]
+
+
+def strip_tool_calls(text: str) -> str:
+    """Remove the markup of every recognised call and trim the result.
+
+    Malformed markup is left in place; this never raises for a ``str``. Stripping is for
+    presentation: it neither sanitises nor authorises anything.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
+    try:
+        canonical = _canonical(text)
+    except ToolCallError:
+        return text.strip()
+    if canonical is not None:
+        start, end, calls = canonical
+        return (text[:start] + text[end:]).strip() if calls else text.strip()
+    parts, pos = [], 0
+    for found in _scan(text):
+        if isinstance(found.outcome, ToolCall):
+            parts.append(text[pos : found.start])
+            pos = found.end
+    parts.append(text[pos:])
+    return "".join(parts).strip()
+
+
+# Canonical JSON ------------------------------------------------------------------------------
+
+
+def _canonical(text: str) -> tuple[int, int, list[ToolCall]] | None:
+    """Read ``text`` as one JSON document; return its span and calls, or None if it is not."""
+    for start in dict.fromkeys((0, _reasoning_end(text))):
+        document = text[start:].strip()
+        if document.startswith("```"):
+            document = _fence_body(document) or ""
+        try:
+            value = parse_json(document)
+        except JSONError:
+            continue
+        return start, len(text), _calls_in_document(value)
+    return None
+
+
+def _reasoning_end(text: str) -> int:
+    """Return where the text after its leading reasoning begins."""
+    pos = _orphan_reasoning_end(text)
+    while True:
+        pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
+        if not text.startswith(_THINK_OPEN, pos):
+            return pos
+        close = text.find(_THINK_CLOSE, pos)
+        if close < 0:
+            return len(text)
+        pos = close + len(_THINK_CLOSE)
+
+
+def _calls_in_document(value: Any) -> list[ToolCall]:
+    if isinstance(value, dict) and _is_call_object(value):
+        return [_call_from_object(value)]
+    if isinstance(value, list) and value and all(_is_call_object(item) for item in value):
+        return [_call_from_object(item) for item in value]
+    return []
+
+
+def _is_call_object(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and "name" in value
+        and ("arguments" in value or "parameters" in value)
+    )
+
+
+# Markup --------------------------------------------------------------------------------------
+
+
+def _scan(text: str, *, until_error: bool = False) -> list[_Found]:
+    """Return every call or error in the markup of ``text``, in order.
+
+    With ``until_error`` the scan ends at the first error (the last item returned).
+    """
+    found: list[_Found] = []
+    pos, at_line_start = 0, True
+    # A </think> outside the markup of valid calls and before any <think> ends reasoning that
+    # began at the start of the text (chat templates often open the block in the prompt).
+    orphan_possible = _THINK_CLOSE in text
+    while pos < len(text):
+        if at_line_start and (line := _LINE_CALL.match(text, pos)) is not None:
+            match: re.Match[str] | None = line
+        else:
+            match = _EVENT.search(text, pos)
+        at_line_start = False
+        if match is None:
+            break
+        token = match.group()
+        item: _Found | None
+        if token == _THINK_CLOSE:
+            if orphan_possible:
+                found.clear()
+                orphan_possible, at_line_start = False, True
+            pos = match.end()
+            continue
+        if token == _THINK_OPEN:
+            orphan_possible = False
+            close = text.find(_THINK_CLOSE, match.end())
+            if close < 0:
+                break
+            pos, at_line_start = close + len(_THINK_CLOSE), True
+            continue
+        if token.startswith("<tool_call"):
+            item, pos = _tag_call(text, match.start(), match.end(), dotted=False)
+        elif token == "<tool.":
+            item, pos = _tag_call(text, match.start(), match.end(), dotted=True)
+        else:
+            item, pos = _line_call(text, match.start(), match.end())
+        if item is None:
+            continue
+        failed = isinstance(item.outcome, ToolCallError)
+        if orphan_possible and failed:
+            close = text.find(_THINK_CLOSE, item.start, item.end)
+            if close >= 0:  # broken markup is not markup: its </think> is the orphan
+                found.clear()
+                orphan_possible, at_line_start = False, True
+                pos = close + len(_THINK_CLOSE)
+                continue
+        found.append(item)
+        if until_error and failed and not orphan_possible:
+            break
+    return found
+
+
+def _orphan_reasoning_end(text: str) -> int:
+    """Return the end of a ``</think>`` that comes before any ``<think>``, else 0."""
+    close, opening = text.find(_THINK_CLOSE), text.find(_THINK_OPEN)
+    return close + len(_THINK_CLOSE) if close >= 0 and (opening < 0 or close < opening) else 0
+
+
+def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found, int]:
+    """Read the tag opened at ``start``; ``pos`` is just past ``<tool_call`` or ``<tool.``."""
+    name: str | None = None
+    if dotted:
+        name = _DOTTED_NAME.match(text, pos).group()  # type: ignore[union-attr]
+        pos += len(name)
+    attributes: dict[str, str] = {}
+    while (attribute := _ATTRIBUTE.match(text, pos)) is not None:
+        key = attribute.group(1)
+        if key in attributes:
+            return _error(start, attribute.end(), "TOOL_CALL_MALFORMED", f"repeated {key}=")
+        attributes[key] = attribute.group(2) if attribute.group(2) is not None else attribute[3]
+        pos = attribute.end()
+    tag_end = _TAG_END.match(text, pos)
+    if tag_end is None:
+        return _error(start, pos, "TOOL_CALL_MALFORMED", "unterminated opening tag")
+    body_start = end = tag_end.end()
+    if tag_end.group(1):
+        body = ""
+    else:
+        close = _find_close(text, body_start)
+        if close is None:
+            # An unclosed tag swallows the rest of the text: scanning ends here.
+            return _error(start, len(text), "TOOL_CALL_MALFORMED", "unclosed tag")
+        end = close.end()
+        if close.group(1) != name:
+            return _error(start, end, "TOOL_CALL_MALFORMED", f"mismatched {close.group()}")
+        body = text[body_start : close.start()]
+    identifier = attributes.get("id")
+    if name is None:
+        name = attributes.get("name")
+    try:
+        if name is None:  # the Hermes form: the body is the whole call
+            call = _call_from_object(_body_value(body, hermes=True), id_=identifier)
+        else:
+            name = _checked_name(name)
+            arguments = _arguments(_body_value(body, hermes=False))
+            call = ToolCall(name=name, arguments=arguments, id=identifier)
+    except ToolCallError as exc:
+        return _Found(start, end, exc), end
+    return _Found(start, end, call), end
+
+
+def _find_close(text: str, pos: int) -> re.Match[str] | None:
+    """Return the first closing tag at or after ``pos`` that is not inside a JSON string."""
+    while (event := _BODY_EVENT.search(text, pos)) is not None:
+        if event.group() == '"':
+            tail = _STRING_TAIL.match(text, event.end())
+            if tail is None:
+                return None
+            pos = tail.end()
+            continue
+        close = _CLOSE_TAG.match(text, event.start())
+        if close is not None:
+            return close
+        pos = event.end()
+    return None
+
+
+def _line_call(text: str, start: int, pos: int) -> tuple[_Found | None, int]:
+    """Read a dotted line starting at ``start``; ``pos`` is just past ``tool.``."""
+    newline = text.find("\n", pos)
+    line_end = len(text) if newline < 0 else newline
+    end = line_end if newline < 0 else newline + 1
+    rest = text[pos:line_end].strip()
+    cut = min((i for i in (rest.find("{"), _first_space(rest)) if i >= 0), default=len(rest))
+    name, arguments = rest[:cut], rest[cut:].strip()
+    if arguments and not arguments.startswith("{"):
+        return None, end  # prose such as "tool.py is broken"
+    if not arguments and _NAME.fullmatch(name) is None:
+        return None, end  # prose such as "tool.run()"
+    try:
+        name = _checked_name(name)
+        value = _parse_body(arguments) if arguments else {}
+        call = ToolCall(name=name, arguments=_arguments(value))
+    except ToolCallError as exc:
+        return _Found(start, end, exc), end
+    return _Found(start, end, call), end
+
+
+def _first_space(text: str) -> int:
+    match = _SPACE.search(text)
+    return match.start() if match else -1
+
+
+# Values --------------------------------------------------------------------------------------
+
+
+def _error(start: int, end: int, code: str, message: str) -> tuple[_Found, int]:
+    return _Found(start, end, ToolCallError(code, message)), end
+
+
+def _body_value(body: str, *, hermes: bool) -> Any:
+    """Return the JSON value of a tag's body; an empty body is ``{}`` (or no name)."""
+    body = body.strip()
+    if not body:
+        if hermes:
+            raise ToolCallError("TOOL_CALL_INVALID_NAME", "the call has no name")
+        return {}
+    if body.startswith("```"):
+        body = _fence_body(body) or body
+    value = _parse_body(body)
+    if hermes and not isinstance(value, dict):
+        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a JSON object naming the call")
+    return value
+
+
+def _parse_body(body: str) -> Any:
+    try:
+        return parse_json(body)
+    except JSONError as exc:
+        raise ToolCallError("TOOL_CALL_INVALID_JSON", exc.message) from None
+
+
+def _call_from_object(value: dict[str, Any], id_: str | None = None) -> ToolCall:
+    """Build a call from ``{"name": …, "arguments": …, "id"?: …}``."""
+    name = value.get("name")
+    if not isinstance(name, str):
+        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"name must be a string, got {name!r}")
+    name = _checked_name(name)
+    arguments = _arguments(
+        value["arguments"] if "arguments" in value else value.get("parameters", {})
+    )
+    identifier = value.get("id") if id_ is None else id_
+    if identifier is not None and not isinstance(identifier, str):
+        raise ToolCallError("TOOL_CALL_MALFORMED", f"id must be a string, got {identifier!r}")
+    return ToolCall(name=name, arguments=arguments, id=identifier)
+
+
+def _checked_name(name: str) -> str:
+    if len(name) > MAX_NAME_LENGTH:
+        raise ToolCallError(
+            "TOOL_CALL_INVALID_NAME", f"name longer than {MAX_NAME_LENGTH} characters"
+        )
+    if _NAME.fullmatch(name) is None:
+        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"invalid tool name {name!r}")
+    return name
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Return the arguments object; a JSON string holding an object is decoded."""
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        try:
+            value = parse_json(value)
+        except JSONError:
+            raise ToolCallError(
+                "TOOL_CALL_INVALID_ARGUMENTS", "arguments string is not a JSON object"
+            ) from None
+    if not isinstance(value, dict):
+        raise ToolCallError(
+            "TOOL_CALL_INVALID_ARGUMENTS",
+            f"arguments must be an object, got {type(value).__name__}",
+        )
+    return value
