@@ -1,0 +1,468 @@
+"""Compile a JSON Schema of the supported subset into nested checking closures.
+
+Each schema object becomes one closure that holds its keyword values pre-parsed (limits, compiled
+patterns, sub-schema closures), so validating a value walks only the keywords present. Malformed
+keyword values are found here, once, and reported by the closure every time validation reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from praxo_actors.core._schema_values import (
+    KINDS,
+    describe,
+    first_duplicate,
+    is_member,
+    is_multiple,
+    json_equal,
+    kind_name,
+    kind_of,
+)
+
+__all__ = ["Check", "Compiler", "Path", "Raw", "Run", "pointer", "segments"]
+
+# A location in the value: None for the root, else (parent, key or index). A linked tuple, so that
+# valid values never pay for string formatting; pointers are rendered only for errors.
+Path = tuple[Any, str | int] | None
+# An error before rendering: (location, keyword, message).
+Raw = tuple[Path, str, str]
+
+
+class Run:
+    """The state of one validation: schema faults met so far and the ``$ref`` chain in progress."""
+
+    __slots__ = ("active", "broken")
+
+    def __init__(self) -> None:
+        self.broken: list[Raw] = []
+        self.active: set[tuple[int, int]] = set()
+
+
+Check = Callable[[Any, Path, list[Raw], Run], None]
+
+_TYPE_NAMES = frozenset(KINDS.values())
+_APPLICATORS = ("allOf", "anyOf", "oneOf")
+_MISSING: Any = object()
+
+
+def _accept(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+    return None
+
+
+def _reject(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+    errs.append((path, "false", "no value is allowed here"))
+
+
+def _faulty(faults: tuple[tuple[str, str], ...]) -> Check:
+    def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+        run.broken.extend((path, keyword, message) for keyword, message in faults)
+
+    return check
+
+
+class Compiler:
+    """Compile the schema objects of one root schema, each once, resolving ``$ref`` lazily."""
+
+    __slots__ = ("_memo", "root")
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        # Keyed by id(): the compiler holds the root, so the ids of its parts stay valid.
+        self._memo: dict[int, Check] = {}
+
+    def compile(self, schema: Any) -> Check:
+        """Return the closure checking values against ``schema`` (a part of the root)."""
+        check = self._memo.get(id(schema))
+        if check is None:
+            check = self._memo[id(schema)] = self._build(schema)
+        return check
+
+    def _ref(self, ref: Any) -> Check:
+        target: Check | None = None
+
+        def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+            nonlocal target
+            if target is None:
+                schema = _resolve(self.root, ref) if isinstance(ref, str) else _MISSING
+                fault = ("$ref", f"cannot resolve $ref {ref!r:.200}")
+                target = _faulty((fault,)) if schema is _MISSING else self.compile(schema)
+            # Entering the same target at the same value again means no progress: a loop.
+            key = (id(target), id(value))
+            if key in run.active:
+                message = f"$ref {ref!r:.200} loops without reaching a schema"
+                run.broken.append((path, "$ref", message))
+                return
+            run.active.add(key)
+            target(value, path, errs, run)
+            run.active.discard(key)
+
+        return check
+
+    def _build(self, schema: Any) -> Check:
+        if schema is True:
+            return _accept
+        if schema is False:
+            return _reject
+        if not isinstance(schema, dict):
+            return _faulty(
+                (("schema", f"a schema must be an object or a boolean, not {describe(schema)}"),)
+            )
+        faults: list[tuple[str, str]] = []
+        get = schema.get
+
+        ref = self._ref(schema["$ref"]) if "$ref" in schema else None
+
+        types: frozenset[str] | None = None
+        type_text = ""
+        float_integer = False
+        if "type" in schema:
+            names = _type_names(schema["type"])
+            if names is None:
+                faults.append(("type", f"'type' must name JSON types, not {schema['type']!r:.80}"))
+            else:
+                wanted = set(names) | ({"integer"} if "number" in names else set())
+                types = frozenset(wanted)
+                type_text = " or ".join(names)
+                float_integer = "integer" in names and "number" not in names
+
+        enum = get("enum")
+        if "enum" in schema and not isinstance(enum, list):
+            faults.append(("enum", "'enum' must be an array"))
+            enum = None
+        const = get("const", _MISSING)
+
+        min_len = _count(schema, "minLength", faults)
+        max_len = _count(schema, "maxLength", faults)
+        pattern = get("pattern")
+        regex = _compile_pattern(pattern, faults) if "pattern" in schema else None
+        has_string = min_len is not None or max_len is not None or regex is not None
+
+        minimum = _number(schema, "minimum", faults)
+        maximum = _number(schema, "maximum", faults)
+        ex_minimum = _number(schema, "exclusiveMinimum", faults)
+        ex_maximum = _number(schema, "exclusiveMaximum", faults)
+        step = _number(schema, "multipleOf", faults)
+        if step is not None and not (step > 0 and math.isfinite(step)):
+            faults.append(("multipleOf", "'multipleOf' must be a number greater than 0"))
+            step = None
+        has_number = any(n is not None for n in (minimum, maximum, ex_minimum, ex_maximum, step))
+
+        required = get("required")
+        if required is not None and not (
+            isinstance(required, list) and all(isinstance(n, str) for n in required)
+        ):
+            faults.append(("required", "'required' must be an array of strings"))
+            required = None
+        required = required or None
+        known: dict[Any, Any] = {}
+        props: dict[Any, Check] | None = None
+        if "properties" in schema:
+            if isinstance(schema["properties"], dict):
+                known = schema["properties"]
+                compiled = {name: self.compile(sub) for name, sub in known.items()}
+                props = {name: c for name, c in compiled.items() if c is not _accept} or None
+            else:
+                faults.append(("properties", "'properties' must be an object"))
+        additional: Check | bool | None = None
+        if "additionalProperties" in schema:
+            extra = schema["additionalProperties"]
+            if extra is False:
+                additional = False
+            elif isinstance(extra, dict):
+                additional = self.compile(extra)
+                additional = None if additional is _accept else additional
+            elif extra is not True:
+                faults.append(("additionalProperties", "'additionalProperties' must be a schema"))
+        has_object = required is not None or props is not None or additional is not None
+
+        min_items = _count(schema, "minItems", faults)
+        max_items = _count(schema, "maxItems", faults)
+        unique = get("uniqueItems", False)
+        if type(unique) is not bool:
+            faults.append(("uniqueItems", "'uniqueItems' must be a boolean"))
+            unique = False
+        items: Check | None = None
+        if "items" in schema:
+            each = schema["items"]
+            if each is True or each is False or isinstance(each, dict):
+                items = self.compile(each)
+                items = None if items is _accept else items
+            else:
+                faults.append(("items", "'items' must be one schema (2020-12 has no tuple form)"))
+        has_array = min_items is not None or max_items is not None or unique or items is not None
+
+        applied: dict[str, tuple[Check, ...]] = {}
+        for keyword in _APPLICATORS:
+            if keyword in schema:
+                subs = schema[keyword]
+                if isinstance(subs, list) and subs:
+                    applied[keyword] = tuple(self.compile(sub) for sub in subs)
+                else:
+                    faults.append((keyword, f"'{keyword}' must be a non-empty array of schemas"))
+        all_of = applied.get("allOf")
+        any_of = applied.get("anyOf")
+        one_of = applied.get("oneOf")
+        negated: Check | None = None
+        if "not" in schema:
+            sub = schema["not"]
+            if sub is True or sub is False or isinstance(sub, dict):
+                negated = self.compile(sub)
+            else:
+                faults.append(("not", "'not' must be a schema"))
+        has_applicators = bool(applied) or negated is not None
+        broken = tuple(faults)
+
+        def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+            kind = KINDS.get(type(value)) or kind_of(value)
+            if ref is not None:
+                ref(value, path, errs, run)
+            if (
+                types is not None
+                and kind not in types
+                and not (float_integer and kind == "number" and value.is_integer())
+            ):
+                errs.append((path, "type", f"expected {type_text}, got {kind_name(kind, value)}"))
+            if enum is not None and not is_member(value, kind, enum):
+                errs.append((path, "enum", f"value is not one of {enum!r:.200}"))
+            if const is not _MISSING and not json_equal(value, const):
+                errs.append((path, "const", f"value must be {const!r:.200}"))
+            if kind == "string":
+                if has_string:
+                    if min_len is not None and len(value) < min_len:
+                        errs.append((path, "minLength", f"shorter than {min_len} characters"))
+                    if max_len is not None and len(value) > max_len:
+                        errs.append((path, "maxLength", f"longer than {max_len} characters"))
+                    if regex is not None and regex.search(value) is None:
+                        errs.append((path, "pattern", f"does not match {pattern!r:.200}"))
+            elif kind == "integer" or kind == "number":
+                if has_number:
+                    if minimum is not None and value < minimum:
+                        errs.append((path, "minimum", f"less than {minimum!r}"))
+                    if maximum is not None and value > maximum:
+                        errs.append((path, "maximum", f"greater than {maximum!r}"))
+                    if ex_minimum is not None and value <= ex_minimum:
+                        errs.append((path, "exclusiveMinimum", f"not greater than {ex_minimum!r}"))
+                    if ex_maximum is not None and value >= ex_maximum:
+                        errs.append((path, "exclusiveMaximum", f"not less than {ex_maximum!r}"))
+                    if step is not None and not is_multiple(value, step):
+                        errs.append((path, "multipleOf", f"not a multiple of {step!r}"))
+            elif kind == "object":
+                if has_object:
+                    _check_object(value, path, errs, run, required, props, known, additional)
+            elif kind == "array" and has_array:
+                size = len(value)
+                if min_items is not None and size < min_items:
+                    errs.append((path, "minItems", f"fewer than {min_items} items"))
+                if max_items is not None and size > max_items:
+                    errs.append((path, "maxItems", f"more than {max_items} items"))
+                if unique and size > 1:
+                    pair = first_duplicate(value)
+                    if pair is not None:
+                        errs.append(
+                            (path, "uniqueItems", f"items {pair[0]} and {pair[1]} are equal")
+                        )
+                if items is not None:
+                    for index, item in enumerate(value):
+                        items(item, (path, index), errs, run)
+            if has_applicators:
+                if all_of is not None:
+                    for sub_check in all_of:
+                        sub_check(value, path, errs, run)
+                if any_of is not None:
+                    _check_any_of(value, path, errs, run, any_of)
+                if one_of is not None:
+                    _check_one_of(value, path, errs, run, one_of)
+                if negated is not None:
+                    trial: list[Raw] = []
+                    negated(value, path, trial, run)
+                    if not trial:
+                        errs.append((path, "not", "value must not match the schema in 'not'"))
+            if broken:
+                run.broken.extend((path, keyword, message) for keyword, message in broken)
+
+        return check
+
+
+def _check_object(
+    value: dict[Any, Any],
+    path: Path,
+    errs: list[Raw],
+    run: Run,
+    required: list[str] | None,
+    props: dict[Any, Check] | None,
+    known: dict[Any, Any],
+    additional: Check | bool | None,
+) -> None:
+    if required is not None:
+        for name in required:
+            if name not in value:
+                errs.append((path, "required", f"missing required property {name!r}"))
+    if props is not None:
+        if len(value) < len(props):
+            for name, item in value.items():
+                sub_check = props.get(name)
+                if sub_check is not None:
+                    sub_check(item, (path, name), errs, run)
+        else:
+            for name, sub_check in props.items():
+                if name in value:
+                    sub_check(value[name], (path, name), errs, run)
+    if additional is False:
+        for name in value:
+            if name not in known:
+                for extra in sorted((n for n in value if n not in known), key=str):
+                    message = f"property {extra!r} is not allowed"
+                    errs.append((path, "additionalProperties", message))
+                break
+    elif additional is not None and additional is not True:
+        for name, item in value.items():
+            if name not in known:
+                additional(item, (path, name), errs, run)
+
+
+def _check_any_of(
+    value: Any, path: Path, errs: list[Raw], run: Run, subs: tuple[Check, ...]
+) -> None:
+    failures: list[list[Raw]] = []
+    for sub_check in subs:
+        trial: list[Raw] = []
+        sub_check(value, path, trial, run)
+        if not trial:
+            return
+        failures.append(trial)
+    errs.append((path, "anyOf", _none_matched("anyOf", path, failures)))
+
+
+def _check_one_of(
+    value: Any, path: Path, errs: list[Raw], run: Run, subs: tuple[Check, ...]
+) -> None:
+    failures: list[list[Raw]] = []
+    matched: list[int] = []
+    for index, sub_check in enumerate(subs):
+        trial: list[Raw] = []
+        sub_check(value, path, trial, run)
+        if trial:
+            failures.append(trial)
+        else:
+            matched.append(index)
+            if len(matched) == 2:
+                message = f"value matches oneOf schemas {matched[0]} and {matched[1]}"
+                errs.append((path, "oneOf", message))
+                return
+    if not matched:
+        errs.append((path, "oneOf", _none_matched("oneOf", path, failures)))
+
+
+def _none_matched(keyword: str, path: Path, failures: list[list[Raw]]) -> str:
+    # Closest: a branch whose type matched (it failed deeper), then the one with fewest errors.
+    def distance(trial: list[Raw]) -> tuple[bool, int]:
+        return any(e[0] is path and e[1] == "type" for e in trial), len(trial)
+
+    where, closest_keyword, message = min(failures, key=distance)[0]
+    return (
+        f"value matches none of the {len(failures)} schemas in {keyword}; "
+        f"closest: {closest_keyword} at {pointer(where) or 'the value'}: {message}"
+    )
+
+
+def segments(path: Path) -> list[str | int]:
+    """Return the keys and indexes leading from the root to ``path``."""
+    out: list[str | int] = []
+    while path is not None:
+        path, segment = path
+        out.append(segment)
+    out.reverse()
+    return out
+
+
+def pointer(path: Path) -> str:
+    """Render a location as a JSON Pointer (RFC 6901)."""
+    return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segments(path))
+
+
+def _resolve(root: Any, ref: str) -> Any:
+    """Return the part of ``root`` a local ``#`` + JSON Pointer reference names, or ``_MISSING``."""
+    if not ref.startswith("#"):
+        return _MISSING
+    fragment = unquote(ref[1:])  # a URI fragment: percent-decoded before the pointer is read
+    if not fragment:
+        return root
+    if not fragment.startswith("/"):
+        return _MISSING  # an anchor such as "#node": not supported
+    node = root
+    for token in fragment[1:].split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(token, _MISSING)
+            if node is _MISSING:
+                return _MISSING
+        elif isinstance(node, list) and token.isdecimal() and token.isascii():
+            if (token != "0" and token.startswith("0")) or int(token) >= len(node):
+                return _MISSING
+            node = node[int(token)]
+        else:
+            return _MISSING
+    return node
+
+
+def _type_names(declared: Any) -> list[str] | None:
+    names = [declared] if isinstance(declared, str) else declared
+    if (
+        isinstance(names, list)
+        and names
+        and all(isinstance(n, str) and n in _TYPE_NAMES for n in names)
+    ):
+        return names
+    return None
+
+
+def _count(schema: dict[str, Any], keyword: str, faults: list[tuple[str, str]]) -> int | None:
+    """Return a non-negative integer keyword value (``2.0`` counts as 2), or None."""
+    if keyword not in schema:
+        return None
+    limit = schema[keyword]
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        return int(limit)
+    if isinstance(limit, float) and limit.is_integer() and limit >= 0:
+        return int(limit)
+    faults.append((keyword, f"'{keyword}' must be a non-negative integer"))
+    return None
+
+
+def _number(
+    schema: dict[str, Any], keyword: str, faults: list[tuple[str, str]]
+) -> int | float | None:
+    if keyword not in schema:
+        return None
+    limit = schema[keyword]
+    if isinstance(limit, int | float) and not isinstance(limit, bool) and limit == limit:
+        return limit
+    faults.append((keyword, f"'{keyword}' must be a number"))
+    return None
+
+
+# Compiled patterns shared across schemas; bounded, since schema authors choose them.
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERN_CACHE_SIZE = 512
+
+
+def _compile_pattern(pattern: Any, faults: list[tuple[str, str]]) -> re.Pattern[str] | None:
+    if not isinstance(pattern, str):
+        faults.append(("pattern", f"'pattern' must be a string, not {describe(pattern)}"))
+        return None
+    regex = _PATTERNS.get(pattern)
+    if regex is None:
+        try:
+            regex = re.compile(pattern)
+        except (re.error, OverflowError, RecursionError, ValueError) as exc:
+            faults.append(("pattern", f"invalid pattern {pattern!r:.200}: {exc}"))
+            return None
+        if len(_PATTERNS) >= _PATTERN_CACHE_SIZE:
+            _PATTERNS.clear()
+        _PATTERNS[pattern] = regex
+    return regex
