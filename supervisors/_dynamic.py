@@ -1,0 +1,164 @@
+"""The dynamic supervisor: children added at run time, each restarted on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+import pykka
+
+from supervisors._base import SupervisorBase, _Child
+from supervisors._clock import Clock
+from supervisors._errors import CHILD_NOT_FOUND, INVALID_SPEC, MAX_CHILDREN, SupervisorError
+from supervisors._spec import ChildSpec
+
+__all__ = ["DynamicSupervisor"]
+
+
+class DynamicSupervisor(SupervisorBase):
+    """A one_for_one supervisor whose children are started on demand (Elixir's).
+
+    Children are told apart by their refs, not their ids (many children may share a spec).
+    A temporary child is forgotten when it ends; a terminated child is always forgotten.
+    On stop, every child is asked to stop at once and each is waited for up to its own
+    shutdown time, so many children stop in about the time of the slowest.
+    """
+
+    @classmethod
+    def start(
+        cls,
+        max_children: int | None = None,
+        max_restarts: int = 3,
+        max_seconds: float = 5.0,
+        clock: Clock | None = None,
+        name: str | None = None,
+    ) -> pykka.ActorRef[DynamicSupervisor]:
+        """Start an empty dynamic supervisor.
+
+        Args:
+            max_children: The most children it holds at once (None: no limit).
+            max_restarts: Restarts allowed within ``max_seconds``.
+            max_seconds: The intensity window, in seconds.
+            clock: Time source for the intensity window (``time.monotonic`` by default).
+            name: A label for reports (defaults to the actor's URN).
+
+        Raises:
+            SupervisorError: ``SUPERVISOR_INVALID_SPEC`` for bad arguments.
+        """
+        return super().start(
+            max_children=max_children,
+            max_restarts=max_restarts,
+            max_seconds=max_seconds,
+            clock=clock,
+            name=name,
+        )
+
+    def __init__(
+        self,
+        *,
+        max_children: int | None,
+        max_restarts: int,
+        max_seconds: float,
+        clock: Clock | None,
+        name: str | None,
+    ) -> None:
+        if max_children is not None and (
+            not isinstance(max_children, int) or isinstance(max_children, bool) or max_children < 0
+        ):
+            raise SupervisorError(
+                INVALID_SPEC, f"max_children must be an int >= 0: {max_children!r}"
+            )
+        super().__init__(max_restarts=max_restarts, max_seconds=max_seconds, clock=clock, name=name)
+        self._max_children = max_children
+        self._children: dict[int, _Child] = {}
+        # A child's current (or, while it restarts, last) ref, to find it by ref.
+        self._by_urn: dict[str, int] = {}
+        self._urn_of: dict[int, str] = {}
+        self._next_key = 0
+
+    def start_child(self, spec: ChildSpec) -> pykka.ActorRef[Any]:
+        """Start a child under this supervisor.
+
+        Raises:
+            SupervisorError: ``SUPERVISOR_MAX_CHILDREN``, ``SUPERVISOR_INVALID_SPEC`` or
+                ``SUPERVISOR_START_FAILED``.
+        """
+        if not isinstance(spec, ChildSpec):
+            raise SupervisorError(INVALID_SPEC, f"not a ChildSpec: {spec!r}")
+        if spec.significant:
+            raise SupervisorError(INVALID_SPEC, f"child {spec.id!r}: no auto_shutdown here")
+        if self._max_children is not None and len(self._children) >= self._max_children:
+            raise SupervisorError(MAX_CHILDREN, f"{self._max_children} children already")
+        child = _Child(self._next_key, spec)
+        self._next_key += 1
+        ref = self._start_child(child)
+        self._add(child)
+        return ref
+
+    def terminate_child(self, ref: pykka.ActorRef[Any]) -> None:
+        """Stop a child (within its shutdown time) and forget it.
+
+        Raises:
+            SupervisorError: ``SUPERVISOR_CHILD_NOT_FOUND`` if ``ref`` is not a child here.
+        """
+        urn = getattr(ref, "actor_urn", None)
+        key = self._by_urn.get(urn) if isinstance(urn, str) else None
+        child = self._children.get(key) if key is not None else None
+        if child is None:
+            raise SupervisorError(CHILD_NOT_FOUND, f"{ref} is not a child of {self._label}")
+        self._remove(child)
+        self._terminate(child)
+
+    # -- SupervisorBase ----------------------------------------------------------------------
+
+    def _all_children(self) -> Iterable[_Child]:
+        return self._children.values()
+
+    def _find(self, key: Hashable) -> _Child | None:
+        return self._children.get(key) if isinstance(key, int) else None
+
+    def _forget(self, child: _Child) -> None:
+        self._remove(child)
+
+    def _terminate_all(self) -> None:
+        children = list(self._children.values())
+        children.reverse()
+        self._stop_actors(children)
+
+    def _restart(self, child: _Child) -> None:
+        self._count_restart(child)
+        try:
+            self._start_child(child)
+        except SupervisorError:
+            self._restart_failed(child)
+            return
+        self._add(child)
+        self._restarted(child)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _add(self, child: _Child) -> None:
+        key = self._key(child)
+        ref = child.ref
+        if ref is None:
+            return
+        self._children[key] = child
+        old = self._urn_of.get(key)
+        if old is not None:
+            del self._by_urn[old]
+        self._by_urn[ref.actor_urn] = key
+        self._urn_of[key] = ref.actor_urn
+
+    def _remove(self, child: _Child) -> None:
+        key = self._key(child)
+        self._children.pop(key, None)
+        urn = self._urn_of.pop(key, None)
+        if urn is not None:
+            del self._by_urn[urn]
+
+    @staticmethod
+    def _key(child: _Child) -> int:
+        key = child.key
+        if not isinstance(key, int):
+            raise TypeError(f"dynamic child keys are ints, got {key!r}")
+        return key

@@ -1,0 +1,175 @@
+"""DynamicSupervisor: children started on demand, max_children, restarts, parallel stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pykka
+import pytest
+from _supervision_helpers import (
+    TIMEOUT,
+    DownWaiter,
+    Starter,
+    Worker,
+    call,
+    capture,
+    crash,
+    crash_child,
+    stop,
+)
+from structlog.testing import capture_logs
+
+from supervisors import ChildCounts, ChildSpec, DynamicSupervisor, ManualClock, SupervisorError
+
+
+def test_start_and_terminate_children() -> None:
+    """Children are listed in start order; terminate_child stops one and forgets it."""
+    sup = DynamicSupervisor.start()
+    spec = ChildSpec("worker", Worker.start)
+    first, second = call(sup, "start_child", spec), call(sup, "start_child", spec)
+    assert [r.ref for r in call(sup, "which_children")] == [first, second]
+    assert call(sup, "count_children") == ChildCounts(2, 2, 0, 2)
+    call(sup, "terminate_child", first)
+    assert not first.is_alive()
+    assert [r.ref for r in call(sup, "which_children")] == [second]
+    with pytest.raises(SupervisorError) as missing:
+        call(sup, "terminate_child", first)
+    assert missing.value.code == "SUPERVISOR_CHILD_NOT_FOUND"
+
+
+def test_terminate_child_refuses_a_stranger() -> None:
+    """An actor that is not a child is not found, and is left running."""
+    sup = DynamicSupervisor.start()
+    stranger = Worker.start()
+    with pytest.raises(SupervisorError) as missing:
+        call(sup, "terminate_child", stranger)
+    assert missing.value.code == "SUPERVISOR_CHILD_NOT_FOUND"
+    assert stranger.is_alive()
+
+
+def test_max_children() -> None:
+    """Starting past max_children raises SUPERVISOR_MAX_CHILDREN; a free slot can be used again."""
+    sup = DynamicSupervisor.start(max_children=2)
+    spec = ChildSpec("worker", Worker.start)
+    first = call(sup, "start_child", spec)
+    call(sup, "start_child", spec)
+    with pytest.raises(SupervisorError) as full:
+        call(sup, "start_child", spec)
+    assert full.value.code == "SUPERVISOR_MAX_CHILDREN"
+    call(sup, "terminate_child", first)
+    call(sup, "start_child", spec)
+    assert call(sup, "count_children").active == 2
+
+
+@pytest.mark.parametrize(
+    ("restart", "how", "restarted"),
+    [
+        ("permanent", "crash", True),
+        ("permanent", "normal", True),
+        ("transient", "crash", True),
+        ("transient", "normal", False),
+        ("temporary", "crash", False),
+        ("temporary", "normal", False),
+    ],
+)
+def test_restart_types(restart: str, how: str, restarted: bool) -> None:
+    """A dynamic child is restarted by its restart type; one that is not is forgotten."""
+    sup = DynamicSupervisor.start()
+    child = Starter("child")
+    call(sup, "start_child", child.spec(restart=restart))
+    if how == "crash":
+        crash_child(sup, child.current)
+    else:
+        stop(child.current)
+    records = call(sup, "which_children")
+    assert [r.ref for r in records] == ([child.refs[1]] if restarted else [])
+
+
+def test_restarted_child_is_found_by_its_new_ref() -> None:
+    """After a restart, terminate_child takes the new ref and not the old one."""
+    sup = DynamicSupervisor.start()
+    child = Starter("child")
+    old = call(sup, "start_child", child.spec())
+    crash_child(sup, old)
+    with pytest.raises(SupervisorError):
+        call(sup, "terminate_child", old)
+    call(sup, "terminate_child", child.current)
+    assert call(sup, "which_children") == []
+
+
+def test_escalation() -> None:
+    """Past its intensity a dynamic supervisor stops every child and exits abnormally."""
+    sup = DynamicSupervisor.start(max_restarts=1, clock=ManualClock())
+    crashing, bystander = Starter("crashing"), Starter("bystander")
+    call(sup, "start_child", crashing.spec())
+    call(sup, "start_child", bystander.spec())
+    sup_down = DownWaiter(sup)
+    bystander_down = DownWaiter(bystander.current)
+    crash_child(sup, crashing.current)
+    crash(crashing.current)
+    assert sup_down.wait().reason == "crash"
+    assert bystander_down.wait().reason == "normal"
+
+
+def test_failing_restart_is_retried() -> None:
+    """A dynamic child whose restart fails is retried and shows as restarting meanwhile."""
+    sup = DynamicSupervisor.start(max_restarts=1_000_000, clock=ManualClock())
+    child = Starter("child")
+    call(sup, "start_child", child.spec())
+    child.fail = "raise"
+    child.succeeded.clear()
+    crash(child.current)
+    [record] = call(sup, "which_children")
+    assert (record.ref, record.restarting) == (None, True)
+    child.fail = None
+    assert child.succeeded.wait(TIMEOUT)
+    assert call(sup, "which_children")[0].ref is child.current
+
+
+def test_children_stop_in_parallel_within_their_shutdown() -> None:
+    """On stop, stuck children are abandoned together after one shutdown time, not one each."""
+    sup = DynamicSupervisor.start()
+    releases = []
+    for _ in range(3):
+        ref = call(sup, "start_child", ChildSpec("stuck", Worker.start, shutdown=0.2))
+        entered, release = threading.Event(), threading.Event()
+        ref.tell(("block", entered, release))
+        assert entered.wait(TIMEOUT)
+        releases.append(release)
+    try:
+        with capture_logs() as logs:
+            began = time.monotonic()
+            stop(sup)
+            waited = time.monotonic() - began
+        assert 0.2 <= waited < 0.2 * 3
+        assert len(capture(logs, "child_abandoned")) == 3
+    finally:
+        for release in releases:
+            release.set()
+
+
+def test_many_temporary_children() -> None:
+    """Two hundred temporary children start, end on their own and leave nothing behind."""
+    sup = DynamicSupervisor.start()
+    spec = ChildSpec("worker", Worker.start, restart="temporary")
+    refs: list[pykka.ActorRef[Any]] = [call(sup, "start_child", spec) for _ in range(200)]
+    assert call(sup, "count_children").active == 200
+    for ref in refs:
+        ref.stop(block=False)
+    for ref in refs:
+        DownWaiter(ref).wait()
+    assert call(sup, "count_children") == ChildCounts(0, 0, 0, 0)
+
+
+def test_invalid_arguments() -> None:
+    """Bad max_children and significant children are rejected with SUPERVISOR_INVALID_SPEC."""
+    with pytest.raises(SupervisorError) as bad:
+        DynamicSupervisor.start(max_children=-1)
+    assert bad.value.code == "SUPERVISOR_INVALID_SPEC"
+    sup = DynamicSupervisor.start()
+    spec = ChildSpec("w", Worker.start, restart="temporary", significant=True)
+    with pytest.raises(SupervisorError) as significant:
+        call(sup, "start_child", spec)
+    assert significant.value.code == "SUPERVISOR_INVALID_SPEC"
