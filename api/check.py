@@ -40,12 +40,33 @@ def _kind(obj: Any) -> str:
     return "constant"
 
 
+class _Stable:
+    """A default value shown with a repr that does not depend on hash order."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _stable_default(value: Any) -> Any:
+    if isinstance(value, frozenset | set):
+        return _Stable(f"{type(value).__name__}({{{', '.join(sorted(map(repr, value)))}}})")
+    return value
+
+
 def _signature(obj: Any, kind: str) -> str:
     if kind in ("class", "exception", "function", "callable"):
         try:
-            return str(inspect.signature(obj))
+            sig = inspect.signature(obj)
         except (TypeError, ValueError):
             return "(...)"
+        params = [
+            p.replace(default=_stable_default(p.default)) if p.default is not p.empty else p
+            for p in sig.parameters.values()
+        ]
+        return str(sig.replace(parameters=params))
     if isinstance(obj, frozenset | set):
         return "{" + ", ".join(sorted(map(repr, obj))) + "}"
     if isinstance(obj, str | int | float | bool | tuple) or obj is None:
