@@ -1,0 +1,365 @@
+"""The live demo: thousands of agent sessions on the actor runtime, with failures and crashes.
+
+Sessions run a scripted ``async`` model with simulated latency that calls a calculator tool
+and the memory tools, and that sometimes fails with a :class:`~praxo_actors.models.ModelError`.
+A few sessions are crashed mid-run (``crash_for_testing``): the run they hold fails with
+``SESSION_CRASHED`` and the session is restored from its checkpoint by its next run. At the end
+the demo checks that every session's history holds exactly the runs that completed (a failed or
+crashed run commits nothing), and reports throughput, latency and the runtime's counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from praxo_actors._demo_view import DemoView, Snapshot
+from praxo_actors._errors import PraxoError
+from praxo_actors.agent import Tool, new_agent_options
+from praxo_actors.memory import InMemoryStore, memory_tools
+from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant
+from praxo_actors.runtime import Runtime
+
+__all__ = ["DemoConfig", "DemoReport", "run_demo"]
+
+AGENT = "demo"
+MODEL_ERROR_CODES = ("MODEL_UNAVAILABLE", "MODEL_RATE_LIMITED")
+"""The codes the scripted model fails with, drawn at random."""
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """What the demo runs; see ``praxo-actors demo --help``."""
+
+    sessions: int = 2000
+    runs_per_session: int = 3
+    latency: float = 0.05
+    failure_rate: float = 0.05
+    store: str = ".praxo/demo.sqlite3"
+    live: bool = True
+    concurrency: int = 500
+    idle_timeout: float = 1.0
+    crashes: int | None = None
+    seed: int | None = None
+    run_timeout: float = 60.0
+
+    def crash_count(self) -> int:
+        """Return how many sessions to crash (none when no later run could restore them)."""
+        if self.runs_per_session < 2:
+            return 0
+        wanted = self.crashes if self.crashes is not None else max(1, self.sessions // 400)
+        return min(wanted, self.sessions)
+
+
+@dataclass
+class DemoReport:
+    """What the demo measured; ``ok`` decides the exit status."""
+
+    runs_total: int
+    elapsed: float = 0.0
+    completed: int = 0
+    failed: Counter[str] = field(default_factory=Counter)
+    unexpected: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    crashed_sessions: int = 0
+    restored_sessions: int = 0
+    consistent_sessions: int = 0
+    sessions: int = 0
+    crashes: int = 0
+    activations: int = 0
+    passivations: int = 0
+    events_emitted: int = 0
+    events_counted: int = 0
+    events_dropped: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether every run ended completed or with a code, and every history is consistent."""
+        settled = self.completed + sum(self.failed.values()) == self.runs_total
+        return settled and not self.unexpected and self.consistent_sessions == self.sessions
+
+    def percentile(self, q: float) -> float:
+        """Return the ``q`` quantile of run latency in seconds (nearest rank; 0 if none)."""
+        if not self.latencies:
+            return 0.0
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Return the summary as (label, value) rows."""
+        rate = (self.completed + sum(self.failed.values())) / self.elapsed if self.elapsed else 0.0
+        rows = [
+            ("sessions", str(self.sessions)),
+            ("runs", str(self.runs_total)),
+            ("elapsed", f"{self.elapsed:.2f} s"),
+            ("runs/s", f"{rate:.1f}"),
+            ("latency p50", f"{self.percentile(0.50) * 1000:.1f} ms"),
+            ("latency p99", f"{self.percentile(0.99) * 1000:.1f} ms"),
+            ("completed", str(self.completed)),
+            ("failed", str(sum(self.failed.values()))),
+        ]
+        rows += [(f"failed {code}", str(n)) for code, n in sorted(self.failed.items())]
+        if self.unexpected:
+            rows.append(("ended without a code", str(len(self.unexpected))))
+        rows += [
+            ("crashes", str(self.crashes)),
+            ("restored from checkpoint", f"{self.restored_sessions}/{self.crashed_sessions}"),
+            ("activations", str(self.activations)),
+            ("passivations", str(self.passivations)),
+            ("events emitted", str(self.events_emitted)),
+            ("events counted by subscriber", str(self.events_counted)),
+            ("dropped", str(self.events_dropped)),
+            ("histories consistent", f"{self.consistent_sessions}/{self.sessions}"),
+        ]
+        return rows
+
+
+class DemoModel:
+    """A scripted ``async`` model: multiply, remember (and recall the last run), then answer.
+
+    Each call sleeps ``latency`` seconds on average (uniformly jittered by ±50 %). A run's first
+    call fails with a random code of :data:`MODEL_ERROR_CODES` with probability
+    ``failure_rate``; for a session in ``crash_targets`` it calls ``crash(session_id)`` once,
+    on the run given there, and the session crashes while the call is in flight.
+    """
+
+    def __init__(
+        self,
+        latency: float,
+        failure_rate: float,
+        rng: random.Random,
+        crash_targets: dict[str, int],
+        crash: Callable[[str], None],
+    ) -> None:
+        self.latency = latency
+        self.failure_rate = failure_rate
+        # Called only on the runtime's event loop thread, so one generator needs no lock.
+        self.rng = rng
+        self.crash_targets = crash_targets
+        self.crash = crash
+        self.crashed: list[str] = []
+
+    async def __call__(self, request: Request) -> Response | ModelError:
+        """Answer one step of a run."""
+        messages = request.messages
+        last_user = max(i for i, m in enumerate(messages) if m.role == "user")
+        turn = messages[last_user + 1 :]
+        # The driver numbers its runs in the input ("run 2: ..."), whatever earlier runs did.
+        run_index = int(str(messages[last_user].content).split(":")[0].removeprefix("run "))
+        sid = request.session_id
+        if not turn and self.crash_targets.get(sid) == run_index:
+            del self.crash_targets[sid]
+            self.crashed.append(sid)
+            self.crash(sid)
+        await asyncio.sleep(self.latency * self.rng.uniform(0.5, 1.5))
+        results = [json.loads(str(m.content)) for m in turn if m.role == "tool"]
+        if not results:
+            if self.rng.random() < self.failure_rate:
+                return ModelError(self.rng.choice(MODEL_ERROR_CODES), "simulated model failure")
+            a, b = self.rng.randint(2, 99), self.rng.randint(2, 99)
+            call = ToolCall("calculator", {"op": "mul", "a": a, "b": b}, id="call-1")
+            return Response(message_assistant("", [call]))
+        if len(results) == 1:
+            key = f"{sid}/{run_index}"
+            calls = [ToolCall("remember", {"key": key, "value": results[0]}, id="call-2")]
+            if run_index > 0:
+                calls.append(ToolCall("recall", {"key": f"{sid}/{run_index - 1}"}, id="call-3"))
+            return Response(message_assistant("", calls))
+        return Response(message_assistant(f"The product is {results[0]['result']}."))
+
+
+def _calculate(arguments: dict[str, Any]) -> Any:
+    a, b, op = arguments.get("a"), arguments.get("b"), arguments.get("op")
+    if not isinstance(a, int | float) or not isinstance(b, int | float):
+        return {"error": "a and b must be numbers"}
+    ops = {"add": a + b, "sub": a - b, "mul": a * b}
+    return {"op": op, "result": ops[op]} if op in ops else {"error": f"unknown op {op!r}"}
+
+
+CALCULATOR = Tool(
+    "calculator",
+    "Apply an arithmetic operation to two numbers.",
+    {
+        "type": "object",
+        "properties": {
+            "op": {"enum": ["add", "sub", "mul"]},
+            "a": {"type": "number"},
+            "b": {"type": "number"},
+        },
+        "required": ["op", "a", "b"],
+    },
+    _calculate,
+)
+
+
+def run_demo(config: DemoConfig, view: DemoView) -> DemoReport:
+    """Run the demo and return its report; ``view`` shows progress and the summary.
+
+    Logs (crash reports included) go to a ``.log`` file beside the store, not to the terminal.
+    """
+    store = Path(config.store)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with _logs_to(store.with_suffix(".log")):
+        return asyncio.run(_demo(config, view))
+
+
+async def _demo(config: DemoConfig, view: DemoView) -> DemoReport:
+    rng = random.Random(config.seed)
+    # Session ids are new on every invocation, so a store kept from an earlier demo never
+    # mixes old histories into this one's consistency check.
+    tag = f"{time.strftime('%H%M%S')}-{rng.randrange(16**4):04x}"
+    ids = [f"demo-{tag}-{i:05d}" for i in range(config.sessions)]
+    # The second run crashes: the first may have left a checkpoint to restore, and a later run
+    # (or the history check at the end) restores it.
+    targets = {sid: 1 for sid in rng.sample(ids, config.crash_count())}
+    report = DemoReport(runs_total=config.sessions * config.runs_per_session)
+    report.sessions = config.sessions
+    completed_by_session: Counter[str] = Counter()
+    # The display thread reads this while the driver counts: a plain int, unlike the Counter.
+    failures = [0]
+    events = _EventCounter()
+
+    runtime = Runtime.start(config.store, idle_timeout=config.idle_timeout)
+    try:
+        model = DemoModel(
+            config.latency,
+            config.failure_rate,
+            random.Random(rng.random()),
+            targets,
+            lambda sid: runtime.session(sid, AGENT).crash_for_testing("demo crash"),
+        )
+        notes = InMemoryStore()  # the tools' own store, apart from the runtime's checkpoints
+        tools = [CALCULATOR, *memory_tools(notes, ("demo", "notes"))]
+        runtime.register_agent(AGENT, lambda: new_agent_options(model, tools=tools))
+        runtime.events.subscribe(events, pattern="*", buffer=100_000)
+
+        async def drive(sid: str, gate: asyncio.Semaphore) -> None:
+            async with gate:
+                handle = runtime.session(sid, AGENT)
+                for k in range(config.runs_per_session):
+                    started = time.perf_counter()
+                    try:
+                        future = handle.run(f"run {k}: multiply two numbers")
+                        await asyncio.wait_for(_wait(future), config.run_timeout)
+                    except PraxoError as exc:
+                        report.failed[exc.code] += 1
+                        failures[0] += 1
+                    except TimeoutError:
+                        report.unexpected.append(f"{sid} run {k}: no outcome after timeout")
+                        failures[0] += 1
+                    except Exception as exc:
+                        report.unexpected.append(f"{sid} run {k}: {type(exc).__name__}: {exc}")
+                        failures[0] += 1
+                    else:
+                        report.completed += 1
+                        completed_by_session[sid] += 1
+                    report.latencies.append(time.perf_counter() - started)
+
+        start = time.perf_counter()
+
+        def snapshot() -> Snapshot:
+            stats = runtime.statistics()
+            return Snapshot(
+                elapsed=time.perf_counter() - start,
+                runs_total=report.runs_total,
+                completed=report.completed,
+                failed=failures[0],
+                live_sessions=stats.live_sessions,
+                events=events.count,
+                dropped=stats.events_dropped,
+                crashes=stats.crashes,
+                passivations=stats.passivations,
+            )
+
+        gate = asyncio.Semaphore(config.concurrency)
+        with view.progress(snapshot):
+            await asyncio.gather(*(drive(sid, gate) for sid in ids))
+            report.elapsed = time.perf_counter() - start
+        # Events travel through the bus actor: the last ones may still be on their way.
+        stats = runtime.statistics()
+        await asyncio.to_thread(events.wait_for, stats.events_emitted - stats.events_dropped, 5.0)
+        history = await asyncio.to_thread(_check_histories, runtime, ids, completed_by_session)
+        report.consistent_sessions = sum(history.values())
+        report.crashed_sessions = len(model.crashed)
+        report.restored_sessions = sum(1 for sid in model.crashed if history[sid])
+        stats = runtime.statistics()
+        report.crashes = stats.crashes
+        report.activations = stats.activations
+        report.passivations = stats.passivations
+        report.events_emitted = stats.events_emitted
+        report.events_dropped = stats.events_dropped
+        report.events_counted = events.count
+    finally:
+        await asyncio.to_thread(runtime.stop)
+    return report
+
+
+async def _wait(future: Any) -> Any:
+    return await future
+
+
+def _check_histories(runtime: Runtime, ids: list[str], completed: Counter[str]) -> dict[str, bool]:
+    """Return, per session, whether its history holds exactly its completed runs."""
+    return {
+        sid: sum(1 for m in runtime.session(sid, AGENT).history() if m.role == "user")
+        == completed[sid]
+        for sid in ids
+    }
+
+
+class _EventCounter:
+    """A subscriber that counts the events it receives."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = threading.Condition()
+
+    def __call__(self, _event: object) -> None:
+        with self._changed:
+            self.count += 1
+            self._changed.notify_all()
+
+    def wait_for(self, count: int, timeout: float) -> bool:
+        """Wait until ``count`` events have arrived; return success."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.count >= count, timeout)
+
+
+@contextlib.contextmanager
+def _logs_to(path: Path) -> Iterator[None]:
+    """Send structlog and standard logging (INFO and up) to ``path`` while the demo runs."""
+    previous = structlog.get_config()
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    with open(path, "a", encoding="utf-8") as file:
+        structlog.configure(
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso"),
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+            logger_factory=structlog.WriteLoggerFactory(file),
+            cache_logger_on_first_use=False,
+        )
+        root.addHandler(handler)
+        try:
+            yield
+        finally:
+            root.removeHandler(handler)
+            handler.close()
+            structlog.configure(**previous)
