@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(PY) -m praxo_actors.cli demo
 
 bench: $(STAMP)
-	$(PY) bench/core.py
+	$(VENV)/bin/praxo-actors bench
 
 clean:
 	rm -rf $(VENV) .praxo build dist *.egg-info
