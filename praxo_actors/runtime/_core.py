@@ -54,8 +54,10 @@ class RunFuture(MNFuture[RunResult]):
     def cancel(self) -> bool:
         """Ask for the run to stop; return False if it had already ended.
 
-        A queued run is removed at once; a run in flight stops at its next step boundary. Either
-        way the future then raises :class:`~praxo_actors.AgentError` ``AGENT_CANCELLED``.
+        A queued run is removed at once; a run in flight stops at its next step boundary. The
+        future then raises :class:`~praxo_actors.AgentError` ``AGENT_CANCELLED``, unless the
+        run completed the step it was in without needing another (cancellation is
+        cooperative: a callback in flight is never interrupted).
         """
         if self.done():
             return False
@@ -68,7 +70,6 @@ class _Entry:
 
     ref: pykka.ActorRef[Any] | None = None
     runs: dict[str, RunFuture] = field(default_factory=dict)
-    results: dict[str, RunResult] = field(default_factory=dict)
     ready: threading.Event = field(default_factory=threading.Event)
     last_active: float = 0.0
     error: BaseException | None = None
@@ -117,6 +118,10 @@ class RuntimeCore:
         self.lock = threading.Lock()
         self.live: OrderedDict[str, _Entry] = OrderedDict()
         self.pending: dict[str, RunFuture] = {}
+        # Completed runs whose checkpoint the store actor has not yet acknowledged. Kept here,
+        # not per session entry: the run is committed, so its outcome is the store's to decide
+        # even if its session stops or crashes meanwhile.
+        self.results: dict[str, RunResult] = {}
         self.counters = RuntimeCounters()
         self._options: dict[str, AgentOptions] = {}
         self.store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]  # set by Runtime
@@ -243,7 +248,9 @@ class RuntimeCore:
             del self.live[session_id]
             if crashed:
                 self.counters.crashes += 1
-            left = list(entry.runs)
+            # A run that completed before the stop is committed: its checkpoint is on its way
+            # to the store actor, which settles it.
+            left = [run_id for run_id in entry.runs if run_id not in self.results]
         if crashed:
             code = "SESSION_CRASHED"
             logger.warning("session_crashed", session_id=session_id, runs_failed=len(left))
@@ -254,46 +261,47 @@ class RuntimeCore:
 
     # -- settling runs ---------------------------------------------------------------------
 
-    def _take(self, run_id: str) -> tuple[RunFuture | None, RunResult | None]:
-        """Remove a run from the books; only the caller that gets its future settles it."""
+    def _take(self, run_id: str, outcome: str) -> tuple[RunFuture | None, RunResult | None]:
+        """Remove a run from the books; only the caller that gets its future settles it.
+
+        ``outcome`` (``"completed"`` or ``"failed"``) is counted with the removal, under the lock.
+        """
         with self.lock:
             future = self.pending.pop(run_id, None)
             if future is None:
                 return None, None
+            result = self.results.pop(run_id, None)
+            if outcome == "completed" and result is not None:
+                self.counters.runs_completed += 1
+            else:
+                self.counters.runs_failed += 1
             entry = self.live.get(future.session_id)
-            result = None
-            if entry is not None:
-                entry.runs.pop(run_id, None)
-                result = entry.results.pop(run_id, None)
+            if entry is not None and entry.runs.pop(run_id, None) is not None:
                 entry.last_active = self.clock()
             return future, result
 
     def settle_error(self, run_id: str, error: BaseException) -> None:
         """Fail a run's future with ``error`` (at most once per run)."""
-        future, _ = self._take(run_id)
+        future, _ = self._take(run_id, "failed")
         if future is not None:
-            self.counters.runs_failed += 1
             _fail(future, error)
 
-    def settle_later(self, session_id: str, result: RunResult) -> None:
+    def settle_later(self, run_id: str, result: RunResult) -> None:
         """Hold a completed run's result until its checkpoint is stored."""
         with self.lock:
-            entry = self.live.get(session_id)
-            if entry is not None:
-                entry.results[result.run_id] = result
+            if run_id in self.pending:
+                self.results[run_id] = result
 
     def checkpoint_saved(self, run_id: str | None, error: str | None) -> None:
         """Complete a run whose checkpoint the store actor has written (its thread)."""
         if run_id is None:
             return
-        future, result = self._take(run_id)
+        future, result = self._take(run_id, "failed" if error is not None else "completed")
         if future is None:
             return
         if error is not None or result is None:
-            self.counters.runs_failed += 1
             _fail(future, PraxoError(error or "STORE_FAILED", "the checkpoint was not stored"))
             return
-        self.counters.runs_completed += 1
         future.set(result)
 
 

@@ -16,8 +16,9 @@ import fnmatch
 import itertools
 import re
 import threading
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -192,6 +193,7 @@ class EventRouter:
         self._subscriptions: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(delivery_threads, thread_name_prefix="praxo-events")
+        self._closed = False
         self.routed = 0
 
     def route(self, events: list[Event]) -> None:
@@ -227,6 +229,8 @@ class EventRouter:
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int")
         sub = Subscription(self, target, pattern, session_id, buffer, ask_timeout)
         with self._lock:
+            if self._closed:
+                raise PraxoError("RUNTIME_STOPPED", "the event bus is closed")
             self._subscriptions = (*self._subscriptions, sub)
         return sub
 
@@ -244,15 +248,31 @@ class EventRouter:
         """The number of active subscriptions."""
         return len(self._subscriptions)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has begun (no new subscription is taken)."""
+        return self._closed
+
     def close(self, timeout: float = 5.0) -> None:
-        """End every subscription and stop the delivery threads."""
-        for sub in self._subscriptions:
+        """End every subscription and stop the delivery threads.
+
+        A subscriber still busy after ``timeout`` seconds is abandoned (and reported): Python
+        cannot stop a thread, and stopping must not wait on a subscriber forever.
+        """
+        with self._lock:
+            self._closed = True
+            subscriptions, self._subscriptions = self._subscriptions, ()
+        for sub in subscriptions:
             with sub._lock:
                 sub._active = False
                 sub._buffer.clear()
             sub._closed()
-        self._subscriptions = ()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + timeout
+        for thread in list(getattr(self._pool, "_threads", ())):
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                logger.error("event_thread_abandoned", thread=thread.name)
 
 
 class EventBus(pykka.ThreadingActor):
@@ -273,17 +293,19 @@ class EventBus(pykka.ThreadingActor):
 
 async def stream_events(
     router: EventRouter, pattern: str, session_id: str | None, buffer: int
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Yield matching events in the running loop until the consumer stops or the router closes."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=buffer + 1)
+    # Unbounded as a queue, bounded by hand: the end-of-stream marker must always fit, or a
+    # consumer that fell behind would wait forever after the runtime stops.
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
     state = {"dropped": 0}
 
     def put(event: Event | None) -> None:
-        try:
-            queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if event is not None and queue.qsize() >= buffer:
             state["dropped"] += 1
+            return
+        queue.put_nowait(event)
 
     def forward(event: Event) -> None:
         loop.call_soon_threadsafe(put, event)
@@ -293,8 +315,16 @@ async def stream_events(
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(put, None)
 
-    sub = router.subscribe(forward, pattern=pattern, session_id=session_id, buffer=buffer)
+    try:
+        sub = router.subscribe(forward, pattern=pattern, session_id=session_id, buffer=buffer)
+    except PraxoError as exc:
+        if exc.code == "RUNTIME_STOPPED":
+            return  # the runtime has stopped: the stream is over before it began
+        raise
     sub.on_close = closed
+    if router.closed:  # closed before the hook was set, so the hook never ran
+        sub.unsubscribe()
+        return
     try:
         while True:
             event = await queue.get()

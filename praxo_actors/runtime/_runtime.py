@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -100,16 +102,19 @@ class Events:
             buffer: Events held for a slow subscriber; beyond that they are dropped and counted.
 
         Raises:
-            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
+            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments; ``RUNTIME_STOPPED``
+                once the runtime has stopped.
         """
         return self._router.subscribe(subscriber, pattern, session_id, buffer)
 
     def stream(
         self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
-    ) -> AsyncIterator[Event]:
-        """Return an async iterator of matching events, for ``async for`` in any event loop.
+    ) -> AsyncGenerator[Event, None]:
+        """Return an async generator of matching events, for ``async for`` in any event loop.
 
-        It ends when the runtime stops; leaving the loop unsubscribes.
+        It ends when the runtime stops. Closing it unsubscribes: use
+        ``async with contextlib.aclosing(runtime.events.stream()) as events`` to close it as
+        soon as the loop is left (a generator left unclosed unsubscribes when collected).
         """
         return stream_events(self._router, pattern, session_id, buffer)
 
@@ -295,9 +300,9 @@ class Runtime:
             return core.bus_ref
 
         def start_store() -> pykka.ActorRef[Any]:
-            core.store_ref = StoreActor.start(
-                store, core.checkpoint_saved, close_on_stop=self._owns_store
-            )
+            # The runtime, not the actor, closes a store it opened: a restarted store actor
+            # (rest_for_one after a bus crash) must find it open.
+            core.store_ref = StoreActor.start(store, core.checkpoint_saved)
             return core.store_ref
 
         def start_sessions() -> pykka.ActorRef[Any]:
@@ -318,6 +323,7 @@ class Runtime:
             )
         except Exception:
             self._release_threads()
+            self._close_store()
             raise
         if idle_timeout is not None:
             self._loop.call_soon_threadsafe(self._schedule_janitor)
@@ -355,8 +361,15 @@ class Runtime:
             raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
         deadline_ns = None
         if deadline is not None:
-            if isinstance(deadline, bool) or not isinstance(deadline, int | float):
-                raise PraxoError("RUNTIME_INVALID_INPUT", "deadline must be seconds (a number)")
+            if (
+                isinstance(deadline, bool)
+                or not isinstance(deadline, int | float)
+                or not math.isfinite(deadline)
+                or deadline < 0
+            ):
+                raise PraxoError(
+                    "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
+                )
             deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
         run_id = new_run_id()
         future = RunFuture(run_id, handle.id, self._cancel)
@@ -367,13 +380,19 @@ class Runtime:
             return future
         ref = self._activate(handle.id, entry) if activate else self._await_ready(entry)
         if ref is None:
-            return future  # activation failed: the entry's runs were failed with its error
+            # A failed activation has failed the entry's runs (this one among them) with its
+            # error; one still under way after the wait would otherwise leave this run waiting.
+            self._core.settle_error(
+                run_id, PraxoError("SESSION_START_FAILED", "the session did not start in time")
+            )
+            return future
         try:
             ref.tell(encode(StartRun(run_id, handle.agent, input, deadline_ns)))
         except pykka.ActorDeadError:
-            self._core.settle_error(
-                run_id, AgentError("SESSION_CRASHED", "the session stopped", run_id)
-            )
+            # The actor stopped between routing and sending: the runtime stopped it, or it
+            # crashed (its runs, this one among them, are then failed with SESSION_CRASHED).
+            code = "RUNTIME_STOPPED" if self._core.stopping else "SESSION_CRASHED"
+            self._core.settle_error(run_id, AgentError(code, "the session stopped", run_id))
         return future
 
     def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
@@ -387,7 +406,11 @@ class Runtime:
         try:
             ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
         except Exception as exc:
-            error = _activation_error(exc)
+            error = (
+                PraxoError("RUNTIME_STOPPED", "the runtime is stopping")
+                if core.stopping
+                else _activation_error(exc)
+            )
             with core.lock:
                 if core.live.get(session_id) is entry:
                     del core.live[session_id]
@@ -428,10 +451,12 @@ class Runtime:
         ref = self._ref(session_id, timeout)
         if ref is not None:
             with contextlib.suppress(pykka.ActorDeadError):
-                reply = decode(ref.ask(encode(GetHistory()), timeout=timeout))
+                reply = decode(ref.ask(encode(GetHistory()), block=True, timeout=timeout))
                 if isinstance(reply, History):
                     return reply.messages
-        document = self._core.store_ref.ask(encode(LoadCheckpoint(session_id)), timeout=timeout)
+        document: str | None = self._core.store_ref.ask(
+            encode(LoadCheckpoint(session_id)), block=True, timeout=timeout
+        )
         if document is None:
             return []
         session = load_checkpoint(
@@ -475,15 +500,18 @@ class Runtime:
     # -- statistics and shutdown -----------------------------------------------------------
 
     def statistics(self) -> RuntimeStatistics:
-        """Return a snapshot of the runtime's counters."""
-        c = self._core.counters
+        """Return a snapshot of the runtime's counters (the session and run counts agree)."""
         subs = [s.statistics() for s in self._router.subscriptions]
+        core = self._core
+        with core.lock:
+            c = replace(core.counters)
+            live, pending = len(core.live), len(core.pending)
         return RuntimeStatistics(
-            live_sessions=len(self._core.live),
+            live_sessions=live,
             runs_started=c.runs_started,
             runs_completed=c.runs_completed,
             runs_failed=c.runs_failed,
-            runs_pending=len(self._core.pending),
+            runs_pending=pending,
             activations=c.activations,
             passivations=c.passivations,
             crashes=c.crashes,
@@ -511,10 +539,19 @@ class Runtime:
                 run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id)
             )
         self._release_threads()
+        self._close_store()
         logger.info("runtime_stopped")
 
+    def _close_store(self) -> None:
+        close = getattr(self.store, "close", None)
+        if self._owns_store and callable(close):
+            try:
+                close()
+            except Exception as exc:  # stopping goes on: the threads are already released
+                logger.error("store_close_failed", error=repr(exc))
+
     def _release_threads(self) -> None:
-        self._router.close()
+        self._router.close(timeout=self._timeout)
         self._io_pool.shutdown(wait=False, cancel_futures=True)
         for thread in list(getattr(self._io_pool, "_threads", ())):
             thread.join(self._timeout)

@@ -104,8 +104,8 @@ class SessionActor(MNActor):
     def on_start(self) -> None:
         """Restore the last checkpoint, if any (on a scheduler thread, through the store actor)."""
         with blocking():
-            document = self.core.store_ref.ask(
-                encode(LoadCheckpoint(self.session_id)), timeout=self.core.store_timeout
+            document: str | None = self.core.store_ref.ask(
+                encode(LoadCheckpoint(self.session_id)), block=True, timeout=self.core.store_timeout
             )
         if document is not None:
             self.session = load_checkpoint(
@@ -133,8 +133,11 @@ class SessionActor(MNActor):
 
     def on_receive(self, message: Any) -> Any:
         """Dispatch one encoded runtime message."""
-        self.core.touch(self.session_id)
-        match decode(message):
+        decoded = decode(message)
+        if not isinstance(decoded, Passivate):
+            # A passivation request is not activity: counting it would keep every session live.
+            self.core.touch(self.session_id)
+        match decoded:
             case StartRun() as start:
                 self.queue.append(start)
                 if self.current is None:
@@ -236,7 +239,7 @@ class SessionActor(MNActor):
         self._publish(current)
         self.current = None
         document = dump_checkpoint(self.session, key=self.core.key).decode()
-        self.core.settle_later(self.session_id, result)
+        self.core.settle_later(result.run_id, result)
         self.core.store_ref.tell(
             encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))
         )

@@ -1,0 +1,88 @@
+"""Shared helpers of the runtime tests: models that block or count, and bounded waits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from praxo_actors import PraxoError
+from praxo_actors.agent import AgentOptions, new_agent_options
+from praxo_actors.models import Request, Response, message_assistant
+from praxo_actors.runtime import RunFuture
+from praxo_actors.testing import EchoModel
+
+TIMEOUT = 10.0
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    """Poll ``condition`` every 10 ms until it holds; fail the test after ``timeout`` seconds."""
+    tick = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        tick.wait(0.01)
+
+
+def echo_agent() -> AgentOptions:
+    """Return options whose model echoes the user's last message."""
+    return new_agent_options(EchoModel())
+
+
+def error_code(future: RunFuture, timeout: float = TIMEOUT) -> str:
+    """Return the code of the PraxoError the future fails with (fail if it completes)."""
+    with pytest.raises(PraxoError) as info:
+        future.get(timeout=timeout)
+    return info.value.code
+
+
+def contents(messages: list[Any]) -> list[Any]:
+    """Return the content of each message."""
+    return [m.content for m in messages]
+
+
+class Gate:
+    """A sync model that blocks every call until released, counting the calls that entered.
+
+    ``entered(n)`` waits until ``n`` calls are blocked inside; ``release()`` lets all go.
+    Each call answers ``"<last user text>!"``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entered = threading.Condition(self._lock)
+        self._open = threading.Event()
+        self.calls = 0
+        self.threads: set[str] = set()
+
+    def __call__(self, request: Request) -> Response:
+        with self._lock:
+            self.calls += 1
+            self.threads.add(threading.current_thread().name)
+            self._entered.notify_all()
+        if not self._open.wait(TIMEOUT):
+            raise TimeoutError("the gate was never released")
+        user = [m for m in request.messages if m.role == "user"][-1]
+        return Response(message_assistant(f"{user.content}!"))
+
+    def entered(self, n: int, timeout: float = TIMEOUT) -> None:
+        """Wait until ``n`` calls have entered the model (fail the test otherwise)."""
+        with self._lock:
+            if not self._entered.wait_for(lambda: self.calls >= n, timeout):
+                pytest.fail(f"{self.calls} of {n} model calls entered within {timeout} s")
+
+    def release(self) -> None:
+        """Let every blocked and future call return."""
+        self._open.set()
+
+    def close(self) -> None:
+        """Make later calls block again until the next :meth:`release`."""
+        self._open.clear()
+
+    def agent(self) -> AgentOptions:
+        """Return agent options using this model."""
+        return new_agent_options(self)

@@ -1,0 +1,371 @@
+"""The event bus: subscriptions, filters, bounded buffers, dead subscribers, sinks and streams."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pykka
+import pytest
+from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
+from structlog.testing import capture_logs
+
+from praxo_actors import PraxoError
+from praxo_actors.agent import new_agent_options
+from praxo_actors.models import Event, ModelError
+from praxo_actors.runtime import JsonLinesSink, Runtime, StructlogSink
+from praxo_actors.testing import EventRecorder, ScriptedModel
+
+Start = Callable[..., Runtime]
+ALL_TYPES = ["run.started", "model.requested", "model.responded", "run.completed"]
+
+
+def _catch_all(rt: Runtime, session_id: str) -> EventRecorder:
+    """Subscribe and return a recorder of every event of ``session_id``.
+
+    The bus offers each event to every subscription before the next, so once this recorder
+    has an event, every other subscription has been offered it too (see :func:`_wait_runs`).
+    """
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder, pattern="*", session_id=session_id)
+    return recorder
+
+
+def _wait_runs(recorder: EventRecorder, runs: int) -> None:
+    """Wait (bounded) until ``recorder`` has seen ``runs`` runs end."""
+    wait_until(lambda: sum(t in ("run.completed", "run.failed") for t in recorder.types()) >= runs)
+
+
+def test_subscriber_gets_a_runs_events_in_order(runtime: Start) -> None:
+    """The default pattern delivers ``run.*`` events of a run, numbered in order."""
+    rt = runtime(agents={"default": echo_agent})
+    recorder = EventRecorder()
+    sub = rt.events.subscribe(recorder)
+    future = rt.session("s1").run("hi")
+    future.get(timeout=TIMEOUT)
+    recorder.wait_for("run.completed", TIMEOUT)
+    events = recorder.events
+    assert [e.type for e in events] == ["run.started", "run.completed"]
+    assert [e.seq for e in events] == [0, 3]
+    assert {e.run_id for e in events} == {future.run_id}
+    assert {e.session_id for e in events} == {"s1"}
+    assert events[1].data["output"] == "hi"
+    assert sub.statistics().delivered == 2
+
+
+def test_star_pattern_gets_every_event(runtime: Start) -> None:
+    """The ``*`` pattern delivers every event type of a run, seq 0, 1, 2, 3."""
+    rt = runtime(agents={"default": echo_agent})
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder, pattern="*")
+    rt.session("s1").run("hi").get(timeout=TIMEOUT)
+    recorder.wait_for("run.completed", TIMEOUT)
+    assert recorder.types() == ALL_TYPES
+    assert [e.seq for e in recorder.events] == [0, 1, 2, 3]
+
+
+def test_pattern_and_session_filters(runtime: Start) -> None:
+    """A subscription sees only events whose type matches its pattern and session its filter."""
+    rt = runtime(agents={"default": echo_agent})
+    models = EventRecorder()
+    only_a = EventRecorder()
+    sub_models = rt.events.subscribe(models, pattern="model.*")
+    sub_a = rt.events.subscribe(only_a, pattern="*", session_id="a")
+    everything = _catch_all(rt, "b")
+    rt.session("a").run("1").get(timeout=TIMEOUT)
+    rt.session("b").run("2").get(timeout=TIMEOUT)
+    _wait_runs(everything, 1)
+    assert sub_models.wait_idle(TIMEOUT) and sub_a.wait_idle(TIMEOUT)
+    assert only_a.types() == ALL_TYPES
+    assert {e.session_id for e in only_a.events} == {"a"}
+    assert models.types() == ["model.requested", "model.responded"] * 2
+
+
+def test_failed_run_publishes_run_failed_with_its_code(runtime: Start) -> None:
+    """A run that fails with a code publishes ``run.failed`` carrying the code."""
+    model = ScriptedModel([ModelError("RATE_LIMITED", "slow down")])
+    rt = runtime(agents={"default": lambda: new_agent_options(model)})
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder)
+    assert error_code(rt.session("s1").run("x")) == "RATE_LIMITED"
+    failed = recorder.wait_for("run.failed", TIMEOUT)
+    assert failed.data["code"] == "RATE_LIMITED"
+    assert recorder.types() == ["run.started", "run.failed"]
+
+
+def test_unsubscribe_stops_delivery(runtime: Start) -> None:
+    """After ``unsubscribe()`` a subscriber gets nothing more and the subscription is gone."""
+    rt = runtime(agents={"default": echo_agent})
+    recorder = EventRecorder()
+    sub = rt.events.subscribe(recorder)
+    everything = _catch_all(rt, "s1")
+    rt.session("s1").run("1").get(timeout=TIMEOUT)
+    recorder.wait_for("run.completed", TIMEOUT)
+    sub.unsubscribe()
+    sub.unsubscribe()  # idempotent
+    rt.session("s1").run("2").get(timeout=TIMEOUT)
+    _wait_runs(everything, 2)
+    assert recorder.types() == ["run.started", "run.completed"]
+    assert not sub.active
+    assert sub not in rt.events.subscriptions
+
+
+def test_subscriber_that_raises_is_removed(runtime: Start) -> None:
+    """A subscriber that raises is removed, and the others keep receiving."""
+    rt = runtime(agents={"default": echo_agent})
+    calls: list[Event] = []
+
+    def broken(event: Event) -> None:
+        calls.append(event)
+        raise RuntimeError("subscriber broke")
+
+    sub = rt.events.subscribe(broken, pattern="*")
+    everything = _catch_all(rt, "s1")
+    rt.session("s1").run("1").get(timeout=TIMEOUT)
+    rt.session("s1").run("2").get(timeout=TIMEOUT)
+    _wait_runs(everything, 2)
+    assert sub.wait_idle(TIMEOUT)
+    assert len(calls) == 1
+    assert not sub.active
+    assert sub not in rt.events.subscriptions
+    assert everything.types() == ALL_TYPES * 2
+    assert rt.statistics().subscriptions == 1
+
+
+class _Collector(pykka.ThreadingActor):
+    """An actor that keeps the events it is asked with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[Event] = []
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, Event):
+            self.events.append(message)
+        return None
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+
+def test_actor_subscriber_receives_events_and_is_removed_once_stopped(runtime: Start) -> None:
+    """An actor subscriber is asked with each event; once it stops, it is removed."""
+    rt = runtime(agents={"default": echo_agent})
+    ref = _Collector.start()
+    try:
+        sub = rt.events.subscribe(ref)
+        everything = _catch_all(rt, "s1")
+        rt.session("s1").run("1").get(timeout=TIMEOUT)
+        _wait_runs(everything, 1)
+        assert sub.wait_idle(TIMEOUT)
+        assert ref.proxy().types().get(timeout=TIMEOUT) == ["run.started", "run.completed"]
+    finally:
+        ref.stop(timeout=TIMEOUT)
+    rt.session("s1").run("2").get(timeout=TIMEOUT)
+    _wait_runs(everything, 2)
+    assert sub.wait_idle(TIMEOUT)
+    assert not sub.active
+    assert sub not in rt.events.subscriptions
+
+
+def test_slow_subscriber_drops_beyond_its_buffer_and_counts(runtime: Start) -> None:
+    """A blocked subscriber with a small buffer drops the surplus, counted, and others lose none."""
+    rt = runtime(agents={"default": echo_agent})
+    release = threading.Event()
+    got: list[Event] = []
+
+    def slow(event: Event) -> None:
+        if not release.wait(TIMEOUT):
+            raise TimeoutError("never released")
+        got.append(event)
+
+    sub = rt.events.subscribe(slow, pattern="*", buffer=2)
+    everything = _catch_all(rt, "s1")
+    for n in range(3):
+        rt.session("s1").run(f"{n}").get(timeout=TIMEOUT)
+    _wait_runs(everything, 3)
+    stats = sub.statistics()
+    assert stats.dropped > 0
+    assert stats.buffered <= 2
+    release.set()
+    assert sub.wait_idle(TIMEOUT)
+    stats = sub.statistics()
+    assert stats.delivered == len(got)
+    assert stats.delivered + stats.dropped == 12
+    assert [e.time_ns for e in got] == sorted(e.time_ns for e in got)
+    assert everything.types() == ALL_TYPES * 3
+    runtime_stats = rt.statistics()
+    assert runtime_stats.events_dropped == stats.dropped
+    assert runtime_stats.events_delivered == stats.delivered + 12
+
+
+def test_each_subscriber_gets_its_own_copy(runtime: Start) -> None:
+    """Two subscribers get equal but distinct events: one mutating its copy changes nothing else."""
+    rt = runtime(agents={"default": echo_agent})
+    first, second = EventRecorder(), EventRecorder()
+    rt.events.subscribe(first)
+    rt.events.subscribe(second)
+    rt.session("s1").run("hi").get(timeout=TIMEOUT)
+    a = first.wait_for("run.completed", TIMEOUT)
+    b = second.wait_for("run.completed", TIMEOUT)
+    assert a == b
+    assert a is not b
+    a.data["output"] = "changed"
+    assert b.data["output"] == "hi"
+
+
+def test_structlog_sink_logs_each_event(runtime: Start) -> None:
+    """The structlog sink logs ``praxo.event`` with the event's fields."""
+    rt = runtime(agents={"default": echo_agent})
+    with capture_logs() as logs:
+        sub = rt.events.subscribe(StructlogSink())
+        everything = _catch_all(rt, "s1")
+        future = rt.session("s1").run("hi")
+        future.get(timeout=TIMEOUT)
+        rt.session("s1").run("again").get(timeout=TIMEOUT)
+        _wait_runs(everything, 2)
+        assert sub.wait_idle(TIMEOUT)
+    events = [entry for entry in logs if entry["event"] == "praxo.event"]
+    assert [e["type"] for e in events][:2] == ["run.started", "run.completed"]
+    assert events[0]["run_id"] == future.run_id
+    assert events[0]["session_id"] == "s1"
+    assert events[0]["log_level"] == "info"
+    assert len(events) == 4
+
+
+def test_json_lines_sink_writes_one_object_per_line(runtime: Start, tmp_path: Path) -> None:
+    """The JSON Lines sink appends each event as one JSON object per line."""
+    rt = runtime(agents={"default": echo_agent})
+    path = tmp_path / "events.jsonl"
+    sink = JsonLinesSink(path)
+    sub = rt.events.subscribe(sink, pattern="*")
+    everything = _catch_all(rt, "s1")
+    future = rt.session("s1").run("hi")
+    future.get(timeout=TIMEOUT)
+    rt.session("s1").run("again").get(timeout=TIMEOUT)
+    _wait_runs(everything, 2)
+    assert sub.wait_idle(TIMEOUT)
+    sink.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["type"] for line in lines] == ALL_TYPES * 2
+    assert lines[0]["run_id"] == future.run_id
+    assert sink.written == 8
+
+
+def test_bad_subscriptions_are_refused(runtime: Start) -> None:
+    """Bad subscribers, patterns, filters and buffers raise EVENTS_INVALID_SUBSCRIPTION."""
+    rt = runtime(agents={"default": echo_agent})
+    bad: list[dict[str, Any]] = [
+        {"subscriber": "not callable"},
+        {"subscriber": print, "pattern": ""},
+        {"subscriber": print, "session_id": 5},
+        {"subscriber": print, "buffer": 0},
+        {"subscriber": print, "buffer": True},
+    ]
+    for kwargs in bad:
+        with pytest.raises(PraxoError) as info:
+            rt.events.subscribe(**kwargs)
+        assert info.value.code == "EVENTS_INVALID_SUBSCRIPTION"
+    assert rt.events.subscriptions == ()
+
+
+def test_subscribe_after_stop_is_refused(runtime: Start) -> None:
+    """Subscribing to a stopped runtime raises RUNTIME_STOPPED."""
+    rt = runtime(agents={"default": echo_agent})
+    rt.stop()
+    with pytest.raises(PraxoError) as info:
+        rt.events.subscribe(EventRecorder())
+    assert info.value.code == "RUNTIME_STOPPED"
+
+
+async def _subscribed(rt: Runtime, count: int) -> None:
+    """Let the loop run until ``count`` subscriptions exist (bounded)."""
+    for _ in range(10_000):
+        if len(rt.events.subscriptions) >= count:
+            return
+        await asyncio.sleep(0)
+    pytest.fail("the stream never subscribed")
+
+
+def test_stream_yields_events_in_asyncio(runtime: Start) -> None:
+    """``async for`` over a stream yields a run's events in order."""
+    rt = runtime(agents={"default": echo_agent})
+
+    async def main() -> list[str]:
+        types: list[str] = []
+        stream = rt.events.stream(pattern="*", session_id="s1")
+        async with contextlib.aclosing(stream) as events:
+            first = asyncio.ensure_future(anext(events))
+            await _subscribed(rt, 1)
+            await rt.session("s1").run("hi")
+            types.append((await first).type)
+            async for event in events:
+                types.append(event.type)
+                if event.type == "run.completed":
+                    break
+        return types
+
+    assert asyncio.run(main()) == ALL_TYPES
+    assert rt.events.subscriptions == ()
+
+
+def test_stream_ends_when_the_runtime_stops(runtime: Start) -> None:
+    """A stream's ``async for`` ends when the runtime stops."""
+    rt = runtime(agents={"default": echo_agent})
+
+    async def main() -> list[str]:
+        types: list[str] = []
+
+        async def consume() -> None:
+            async with contextlib.aclosing(rt.events.stream()) as events:
+                async for event in events:
+                    types.append(event.type)
+
+        task = asyncio.ensure_future(consume())
+        await _subscribed(rt, 1)
+        await rt.session("s1").run("hi")
+        await asyncio.get_running_loop().run_in_executor(None, rt.stop)
+        await asyncio.wait_for(task, TIMEOUT)
+        return types
+
+    assert asyncio.run(main()) == ["run.started", "run.completed"]
+
+
+def test_stream_behind_on_events_still_ends_when_the_runtime_stops(runtime: Start) -> None:
+    """A stream whose consumer fell behind its buffer still ends when the runtime stops."""
+    rt = runtime(agents={"default": echo_agent})
+
+    async def main() -> int:
+        stream = rt.events.stream(pattern="*", buffer=1)
+        async with contextlib.aclosing(stream) as events:
+            first = asyncio.ensure_future(anext(events))
+            await _subscribed(rt, 1)
+            (sub,) = rt.events.subscriptions
+            for n in range(3):
+                await rt.session("s1").run(f"{n}")
+            loop = asyncio.get_running_loop()
+            assert await loop.run_in_executor(None, sub.wait_idle, TIMEOUT)
+            await loop.run_in_executor(None, rt.stop)
+            received = [await asyncio.wait_for(first, TIMEOUT)]
+            async for event in events:
+                received.append(event)
+        return len(received)
+
+    assert 1 <= asyncio.run(main()) <= 2
+
+
+def test_stream_of_a_stopped_runtime_ends_at_once(runtime: Start) -> None:
+    """Iterating a stream of a stopped runtime yields nothing and ends."""
+    rt = runtime(agents={"default": echo_agent})
+    rt.stop()
+
+    async def main() -> list[Event]:
+        async with contextlib.aclosing(rt.events.stream()) as events:
+            return [event async for event in events]
+
+    assert asyncio.run(main()) == []

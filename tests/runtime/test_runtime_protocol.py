@@ -1,0 +1,174 @@
+"""The protocol: frozen tagged messages cross as bytes, and anything unknown is refused by code."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pykka
+import pytest
+from _runtime_helpers import TIMEOUT, contents, echo_agent, wait_until
+
+from praxo_actors import PraxoError
+from praxo_actors._errors import ProtocolError
+from praxo_actors.models import Event, message_assistant, message_user
+from praxo_actors.runtime import Runtime
+from praxo_actors.runtime._protocol import (
+    CancelRun,
+    CheckpointSaved,
+    Crash,
+    EffectDone,
+    FlushCheckpoints,
+    GetHistory,
+    History,
+    LoadCheckpoint,
+    Passivate,
+    Publish,
+    RuntimeMessage,
+    SaveCheckpoint,
+    StartRun,
+    decode,
+    encode,
+)
+
+Start = Callable[..., Runtime]
+
+SAMPLES = [
+    StartRun("run-1", "default", "hello", deadline_ns=123),
+    StartRun("run-2", "default", ""),
+    CancelRun("run-1"),
+    EffectDone("run-1", 7),
+    GetHistory(),
+    History([message_user("hi"), message_assistant("hello")]),
+    Passivate(5_000),
+    Crash("boom"),
+    Publish([Event("run.started", "run-1", "s1", 0, 42, {"input": "hi"})]),
+    SaveCheckpoint("s1", '{"format":"praxo.checkpoint"}', run_id="run-1"),
+    FlushCheckpoints(),
+    LoadCheckpoint("s1"),
+    CheckpointSaved("run-1", error=None),
+]
+
+
+def test_samples_cover_the_whole_union() -> None:
+    """The samples hold one message of every type in the union (so each is tested below)."""
+    assert {type(m) for m in SAMPLES} == set(typing.get_args(RuntimeMessage))
+
+
+@pytest.mark.parametrize("message", SAMPLES, ids=lambda m: type(m).__name__)
+def test_every_message_round_trips_through_bytes(message: Any) -> None:
+    """Encoding gives bytes, and decoding them gives an equal message."""
+    data = encode(message)
+    assert isinstance(data, bytes)
+    assert decode(data) == message
+
+
+def test_tags_are_unique_strings() -> None:
+    """Every message type has its own string tag in the ``t`` field."""
+    tags = [t.__struct_config__.tag for t in typing.get_args(RuntimeMessage)]
+    assert all(isinstance(tag, str) and tag for tag in tags)
+    assert len(set(tags)) == len(tags)
+    assert msgspec.msgpack.decode(encode(CancelRun("r")))["t"] == "cancel_run"
+
+
+def test_decoding_makes_a_copy() -> None:
+    """A decoded message shares no object with the one encoded (copy isolation)."""
+    original = History([message_user("hi")])
+    copy = decode(encode(original))
+    assert isinstance(copy, History)
+    assert copy == original
+    assert copy.messages is not original.messages
+    assert copy.messages[0] is not original.messages[0]
+
+
+def test_messages_are_frozen() -> None:
+    """A message cannot be changed after it is made."""
+    message = StartRun("run-1", "default", "hi")
+    with pytest.raises(AttributeError):
+        message.input = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        msgspec.msgpack.encode({"t": "launch_missiles"}),
+        msgspec.msgpack.encode({"run_id": "r"}),
+        msgspec.msgpack.encode({"t": "start_run", "run_id": 1}),
+        msgspec.msgpack.encode({"t": "cancel_run"}),
+        msgspec.msgpack.encode([1, 2, 3]),
+        b"\xc1",
+        b"",
+    ],
+    ids=["unknown-tag", "no-tag", "bad-field", "missing-field", "not-a-map", "garbage", "empty"],
+)
+def test_bad_bytes_are_refused_with_a_code(data: bytes) -> None:
+    """Unknown tags, bad shapes and garbage raise ProtocolError PROTOCOL_INVALID_MESSAGE."""
+    with pytest.raises(ProtocolError) as info:
+        decode(data)
+    assert info.value.code == "PROTOCOL_INVALID_MESSAGE"
+    assert isinstance(info.value, PraxoError)
+
+
+@pytest.mark.parametrize("value", [StartRun("r", "a", "i"), "start_run", None, 7])
+def test_values_that_are_not_bytes_are_refused(value: Any) -> None:
+    """An unencoded message or any other non-bytes value is refused: PROTOCOL_INVALID_MESSAGE."""
+    with pytest.raises(ProtocolError) as info:
+        decode(value)
+    assert info.value.code == "PROTOCOL_INVALID_MESSAGE"
+
+
+def _only(class_name: str) -> pykka.ActorRef[Any]:
+    refs = pykka.ActorRegistry.get_by_class_name(class_name)
+    assert len(refs) == 1
+    return refs[0]
+
+
+def test_actors_refuse_bad_messages_and_live_on(runtime: Start) -> None:
+    """Session, store and bus actors answer a bad ask with PROTOCOL_INVALID_MESSAGE and go on."""
+    rt = runtime(agents={"default": echo_agent})
+    handle = rt.session("s1")
+    handle.run("a").get(timeout=TIMEOUT)
+    session_ref = rt.registry.lookup("s1")
+    assert session_ref is not None
+    actors = [session_ref, _only("StoreActor"), _only("EventBus")]
+    bad_messages = [
+        msgspec.msgpack.encode({"t": "launch_missiles"}),
+        StartRun("r", "default", "not encoded"),
+        encode(CheckpointSaved("r")),  # a known message the receiver does not handle
+    ]
+    for ref in actors:
+        for bad in bad_messages:
+            with pytest.raises(PraxoError) as info:
+                ref.ask(bad, timeout=TIMEOUT)
+            assert info.value.code == "PROTOCOL_INVALID_MESSAGE"
+        assert ref.is_alive()
+    assert handle.run("b").get(timeout=TIMEOUT).output == "b"
+    assert contents(handle.history()) == ["a", "a", "b", "b"]
+    assert rt.statistics().crashes == 0
+
+
+def test_runtime_recovers_when_the_bus_crashes(runtime: Start, tmp_path: Path) -> None:
+    """A bad message told to the bus crashes it; the tree restarts and sessions keep their data."""
+    rt = runtime(agents={"default": echo_agent}, store=tmp_path / "runtime.sqlite3")
+    handle = rt.session("s1")
+    handle.run("a").get(timeout=TIMEOUT)
+    root = rt.root.proxy()
+
+    def children() -> dict[str, Any]:
+        return {c.id: c.ref for c in root.which_children().get(timeout=TIMEOUT)}
+
+    before = children()
+    before["events"].tell(b"\xc1")  # a crash in a tell stops the actor
+    # rest_for_one: the bus, the store and the sessions supervisor all restart.
+    wait_until(
+        lambda: all(
+            ref is not None and ref.is_alive() and ref != before[name]
+            for name, ref in children().items()
+        )
+    )
+    assert not handle.live
+    assert handle.run("b").get(timeout=TIMEOUT).output == "b"
+    assert contents(handle.history()) == ["a", "a", "b", "b"]
