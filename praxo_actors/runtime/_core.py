@@ -15,7 +15,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,9 @@ import structlog
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions
 from praxo_actors.models import Event, RunResult
+from praxo_actors.runtime._bridge import LoopBridge
 from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._iopool import IOPool
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._events import EventRouter
@@ -96,7 +97,7 @@ class RuntimeCore:
         *,
         agents: dict[str, Callable[[], AgentOptions]],
         loop: asyncio.AbstractEventLoop,
-        io_pool: ThreadPoolExecutor,
+        io_pool: IOPool,
         key: bytes | None,
         allowed_types: frozenset[str],
         max_live_sessions: int,
@@ -108,6 +109,7 @@ class RuntimeCore:
         self.agents = agents
         self.loop = loop
         self.io_pool = io_pool
+        self.bridge = LoopBridge(loop)
         self.key = key
         self.allowed_types = allowed_types
         self.max_live_sessions = max_live_sessions

@@ -254,6 +254,15 @@ class MNActor(pykka.Actor):
     actor_scheduler: ClassVar[Scheduler | None] = None
     """The scheduler of this class's actors; ``None`` means :func:`default_scheduler`."""
 
+    actor_registered: ClassVar[bool] = True
+    """Whether ``start()`` adds the actor to ``pykka.ActorRegistry``.
+
+    Pykka's registry is a list: unregistering scans it, so stopping N registered actors costs
+    O(N²) (6 s for 100,000 here). A class whose actors are tracked elsewhere (the runtime's
+    sessions are, in a :class:`supervisors.Registry`) sets this to False; its actors are then
+    not seen by ``ActorRegistry.get_all()`` or ``stop_all()``.
+    """
+
     @classmethod
     def start(
         cls, *args: Any, actor_scheduler: Scheduler | None = None, **kwargs: Any
@@ -268,7 +277,11 @@ class MNActor(pykka.Actor):
         """
         token = _start_on.set(actor_scheduler)
         try:
-            return super().start(*args, **kwargs)
+            if cls.actor_registered:
+                return super().start(*args, **kwargs)
+            actor = cls(*args, **kwargs)
+            actor._start_actor_loop()
+            return actor.actor_ref
         finally:
             _start_on.reset(token)
 

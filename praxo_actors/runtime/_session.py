@@ -13,7 +13,6 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections import deque
@@ -87,6 +86,10 @@ class _Run:
 
 class SessionActor(MNActor):
     """Host one session: serialise its runs, perform their effects, checkpoint, restore."""
+
+    # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
+    # stopping N sessions O(N²).
+    actor_registered = False
 
     def __init__(self, core: RuntimeCore, session_id: str) -> None:
         super().__init__()
@@ -267,33 +270,22 @@ class SessionActor(MNActor):
             except Exception:  # the session stopped meanwhile: its runs are settled already
                 self._outcomes.pop(token, None)
 
-        def on_done(fut: Any) -> None:
-            try:
-                value = fut.result()
-            except BaseException as exc:
-                deliver(False, exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
-            else:
-                deliver(True, value)
-
         if _is_async(fn):
-            asyncio.run_coroutine_threadsafe(fn(*args), self.core.loop).add_done_callback(on_done)
+            self.core.bridge.submit(fn, args, deliver)
             return
 
         def call_sync() -> Any:
             value = fn(*args)
-            if inspect.isawaitable(value):
-                asyncio.run_coroutine_threadsafe(_await(value), self.core.loop).add_done_callback(
-                    on_done
-                )
+            if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
+                self.core.bridge.submit(_await, (value,), deliver)
                 return _PENDING
             return value
 
-        def on_sync_done(fut: Any) -> None:
-            if not fut.cancelled() and fut.exception() is None and fut.result() is _PENDING:
-                return
-            on_done(fut)
+        def finish(ok: bool, value: Any) -> None:
+            if not (ok and value is _PENDING):
+                deliver(ok, value)
 
-        self.core.io_pool.submit(call_sync).add_done_callback(on_sync_done)
+        self.core.io_pool.submit(call_sync, (), finish)
 
 
 _PENDING = object()

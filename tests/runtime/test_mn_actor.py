@@ -544,3 +544,22 @@ def test_no_spare_thread_means_a_bounded_wait_times_out() -> None:
         assert scheduler.statistics().threads == 1
     finally:
         scheduler.shutdown(timeout=WAIT)
+
+
+def test_unregistered_actor_class_stays_out_of_pykka_registry() -> None:
+    """An MNActor class with ``actor_registered = False`` is not in ``ActorRegistry`` yet works."""
+
+    class Hidden(MNActor):
+        actor_registered = False
+
+        def on_receive(self, message: Any) -> Any:
+            return message
+
+    with Scheduler(1) as sched:
+        ref = Hidden.start(actor_scheduler=sched)
+        try:
+            assert ref not in pykka.ActorRegistry.get_all()
+            assert ref.ask("ping", timeout=5) == "ping"
+        finally:
+            assert ref.stop(timeout=5) is True
+        assert not ref.is_alive()

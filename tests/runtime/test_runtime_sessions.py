@@ -420,6 +420,9 @@ def test_bad_arguments_are_refused_with_codes(runtime: Start) -> None:
         (lambda: runtime(on_busy="drop"), "RUNTIME_INVALID_CONFIG"),
         (lambda: runtime(idle_timeout=0), "RUNTIME_INVALID_CONFIG"),
         (lambda: runtime(timeout=-1), "RUNTIME_INVALID_CONFIG"),
+        (lambda: runtime(scheduler_threads=0), "RUNTIME_INVALID_CONFIG"),
+        (lambda: runtime(delivery_threads=0), "RUNTIME_INVALID_CONFIG"),
+        (lambda: runtime(io_threads=True), "RUNTIME_INVALID_CONFIG"),
     ]
     for call, code in cases:
         with pytest.raises(PraxoError) as info:
