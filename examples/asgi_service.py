@@ -37,14 +37,13 @@ from starlette.routing import Route
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, Tool, new_agent_options
 from praxo_actors.models import (
-    Event,
     ModelError,
     Request,
     ToolCall,
     message_assistant,
     response,
 )
-from praxo_actors.runtime import Runtime
+from praxo_actors.runtime import EventStream, Runtime
 
 AGENT = "assistant"
 
@@ -161,31 +160,20 @@ async def stream_events(request: HTTPRequest) -> Response:
     return StreamingResponse(sse(events, until, limit), media_type="text/event-stream")
 
 
-async def sse(events: AsyncIterator[Event], until: str | None, limit: int) -> AsyncIterator[str]:
+async def sse(events: EventStream, until: str | None, limit: int) -> AsyncIterator[str]:
     """Format events as server-sent events; stop after ``until`` or ``limit`` (0: no limit)."""
-    # The stream subscribes when first awaited. Start that now and let it run to its first
-    # wait, so that the ``: subscribed`` line is sent only once events are really delivered.
-    first = asyncio.ensure_future(events.__anext__())
+    # The stream subscribed when it was made, so nothing published from here on is missed.
     try:
-        await asyncio.sleep(0)
         yield ": subscribed\n\n"
-        event, sent = await first, 0
-        while True:
+        sent = 0
+        async for event in events:
             data = json.dumps(msgspec.to_builtins(event), separators=(",", ":"))
             yield f"id: {event.run_id}:{event.seq}\nevent: {event.type}\ndata: {data}\n\n"
             sent += 1
             if event.type == until or sent == limit:
                 return
-            event = await events.__anext__()
-    except StopAsyncIteration:  # the runtime stopped
-        return
     finally:
-        if not first.done():
-            first.cancel()
-            await asyncio.wait([first])  # let the stream unsubscribe
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await events.aclose()
 
 
 def error(code: str, message: str, run_id: str | None = None) -> JSONResponse:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from praxo_actors.runtime._core import RunFuture
-from praxo_actors.runtime._events import Subscription, SubscriptionStatistics
+from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
@@ -18,6 +18,7 @@ from praxo_actors.runtime._session import SessionCrashedError
 from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
 
 __all__ = [
+    "EventStream",
     "Events",
     "JsonLinesSink",
     "MNActor",

@@ -18,7 +18,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,7 +30,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import Publish, decode
 
-__all__ = ["EventBus", "EventRouter", "Subscription", "SubscriptionStatistics", "stream_events"]
+__all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]
 
 logger = structlog.get_logger("praxo_actors.events")
 
@@ -291,46 +291,72 @@ class EventBus(pykka.ThreadingActor):
         return None
 
 
-async def stream_events(
-    router: EventRouter, pattern: str, session_id: str | None, buffer: int
-) -> AsyncGenerator[Event, None]:
-    """Yield matching events in the running loop until the consumer stops or the router closes."""
-    loop = asyncio.get_running_loop()
-    # Unbounded as a queue, bounded by hand: the end-of-stream marker must always fit, or a
-    # consumer that fell behind would wait forever after the runtime stops.
-    queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    state = {"dropped": 0}
+class EventStream:
+    """An async iterator of matching events, subscribed from the moment it is made.
 
-    def put(event: Event | None) -> None:
-        if event is not None and queue.qsize() >= buffer:
-            state["dropped"] += 1
+    Made by :meth:`praxo_actors.runtime.Events.stream` inside a running event loop, so no event
+    published after that call is missed. It ends when the runtime stops; ``aclose()`` (or
+    leaving ``async with``) unsubscribes. A consumer that falls more than ``buffer`` events
+    behind loses the newest ones, counted in :attr:`dropped`.
+    """
+
+    def __init__(
+        self, router: EventRouter, pattern: str, session_id: str | None, buffer: int
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        # Unbounded as a queue, bounded by hand: the end-of-stream marker must always fit, or a
+        # consumer that fell behind would wait forever after the runtime stops.
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._buffer = buffer
+        self.dropped = 0
+        self._sub: Subscription | None = None
+        try:
+            sub = router.subscribe(self._forward, pattern, session_id, buffer)
+        except PraxoError as exc:
+            if exc.code != "RUNTIME_STOPPED":
+                raise
+            self._queue.put_nowait(None)  # the runtime has stopped: over before it began
             return
-        queue.put_nowait(event)
+        self._sub = sub
+        sub.on_close = self._closed
+        if router.closed:  # closed before the hook was set, so the hook never ran
+            self._queue.put_nowait(None)
 
-    def forward(event: Event) -> None:
-        loop.call_soon_threadsafe(put, event)
+    def _put(self, event: Event | None) -> None:
+        if event is not None and self._queue.qsize() >= self._buffer:
+            self.dropped += 1
+            return
+        self._queue.put_nowait(event)
 
-    def closed() -> None:
+    def _forward(self, event: Event) -> None:
+        self._loop.call_soon_threadsafe(self._put, event)
+
+    def _closed(self) -> None:
         # RuntimeError: the consumer's loop is closed, so nobody is waiting.
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(put, None)
+            self._loop.call_soon_threadsafe(self._put, None)
 
-    try:
-        sub = router.subscribe(forward, pattern=pattern, session_id=session_id, buffer=buffer)
-    except PraxoError as exc:
-        if exc.code == "RUNTIME_STOPPED":
-            return  # the runtime has stopped: the stream is over before it began
-        raise
-    sub.on_close = closed
-    if router.closed:  # closed before the hook was set, so the hook never ran
-        sub.unsubscribe()
-        return
-    try:
-        while True:
-            event = await queue.get()
-            if event is None:
-                return
-            yield event
-    finally:
-        sub.on_close = None
-        sub.unsubscribe()
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._sub is None and self._queue.empty():
+            raise StopAsyncIteration
+        event = await self._queue.get()
+        if event is None:
+            await self.aclose()
+            raise StopAsyncIteration
+        return event
+
+    async def aclose(self) -> None:
+        """Unsubscribe; the stream then ends. Idempotent."""
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            sub.on_close = None
+            sub.unsubscribe()
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()

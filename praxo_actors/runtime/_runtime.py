@@ -23,7 +23,7 @@ import contextlib
 import math
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -38,7 +38,7 @@ from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, load_checkpoint
 from praxo_actors.memory import InMemoryStore, SQLiteStore
 from praxo_actors.models import Event, Message
 from praxo_actors.runtime._core import RunFuture, RuntimeCore, _Entry, _fail
-from praxo_actors.runtime._events import EventBus, EventRouter, Subscription, stream_events
+from praxo_actors.runtime._events import EventBus, EventRouter, EventStream, Subscription
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._protocol import (
     CancelRun,
@@ -109,14 +109,18 @@ class Events:
 
     def stream(
         self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
-    ) -> AsyncGenerator[Event, None]:
-        """Return an async generator of matching events, for ``async for`` in any event loop.
+    ) -> EventStream:
+        """Subscribe now and return an async iterator of matching events.
 
-        It ends when the runtime stops. Closing it unsubscribes: use
-        ``async with contextlib.aclosing(runtime.events.stream()) as events`` to close it as
-        soon as the loop is left (a generator left unclosed unsubscribes when collected).
+        Call it from a coroutine (it binds to the running event loop); every event published
+        after the call is delivered. It ends when the runtime stops; ``async with
+        runtime.events.stream(...) as events`` unsubscribes when the block is left.
+
+        Raises:
+            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
+            RuntimeError: No event loop is running in this thread.
         """
-        return stream_events(self._router, pattern, session_id, buffer)
+        return EventStream(self._router, pattern, session_id, buffer)
 
     @property
     def subscriptions(self) -> tuple[Subscription, ...]:
