@@ -65,15 +65,22 @@ class RunFuture(MNFuture[RunResult]):
         return self._cancel(self)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
-    """One live (or activating) session in the routing table."""
+    """One live (or activating) session in the routing table.
+
+    It is activating while both ``ref`` and ``error`` are None; waiters wait on the core's
+    ``activated`` condition (one for all entries: an Event each would cost ~1 KiB a session).
+    """
 
     ref: pykka.ActorRef[Any] | None = None
     runs: dict[str, RunFuture] = field(default_factory=dict)
-    ready: threading.Event = field(default_factory=threading.Event)
     last_active: float = 0.0
     error: BaseException | None = None
+
+    @property
+    def activating(self) -> bool:
+        return self.ref is None and self.error is None
 
 
 @dataclass
@@ -118,6 +125,7 @@ class RuntimeCore:
         self.store_timeout = store_timeout
         self.clock = clock
         self.lock = threading.Lock()
+        self.activated = threading.Condition(self.lock)
         self.live: OrderedDict[str, _Entry] = OrderedDict()
         self.pending: dict[str, RunFuture] = {}
         # Completed runs whose checkpoint the store actor has not yet acknowledged. Kept here,

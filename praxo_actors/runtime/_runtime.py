@@ -432,26 +432,31 @@ class Runtime:
                     del core.live[session_id]
                 runs = list(entry.runs)
                 entry.error = error
-            entry.ready.set()
+                core.activated.notify_all()
             for run_id in runs:
                 core.settle_error(run_id, error)
             return None
         with core.lock:
             entry.ref = ref
             core.counters.activations += 1
-        entry.ready.set()
+            core.activated.notify_all()
         return ref
 
-    def _await_ready(self, entry: _Entry) -> pykka.ActorRef[Any] | None:
-        if entry.ref is None and not entry.ready.wait(self._timeout):
-            return None
-        return entry.ref
+    def _await_ready(
+        self, entry: _Entry, timeout: float | None = None
+    ) -> pykka.ActorRef[Any] | None:
+        """Return the entry's actor once activated; None if activation failed or timed out."""
+        if entry.ref is not None:
+            return entry.ref
+        with self._core.lock:
+            self._core.activated.wait_for(
+                lambda: not entry.activating, self._timeout if timeout is None else timeout
+            )
+            return entry.ref
 
     def _ref(self, session_id: str, timeout: float) -> pykka.ActorRef[Any] | None:
         entry = self._core.live.get(session_id)
-        if entry is None or (entry.ref is None and not entry.ready.wait(timeout)):
-            return None
-        return entry.ref
+        return None if entry is None else self._await_ready(entry, timeout)
 
     def _cancel(self, future: RunFuture) -> bool:
         ref = self._ref(future.session_id, self._timeout)

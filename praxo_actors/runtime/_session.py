@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -96,11 +95,13 @@ class SessionActor(MNActor):
         self.core = core
         self.session_id = session_id
         self.session = Session(id=session_id)
-        self.queue: deque[StartRun] = deque()
+        # A list, not a deque: an idle session's empty deque would cost 600 bytes.
+        self.queue: list[StartRun] = []
         self.current: _Run | None = None
-        self._outcomes: dict[int, tuple[bool, Any]] = {}
+        # (token, ok, value) of callbacks that finished: a list, since an emptied dict keeps
+        # its table (160 bytes an idle session) and an emptied list frees its array.
+        self._outcomes: list[tuple[int, bool, Any]] = []
         self._next_token = 0
-        self.log = logger.bind(session_id=session_id)
 
     # -- lifecycle (scheduler thread) -------------------------------------------------------
 
@@ -114,7 +115,9 @@ class SessionActor(MNActor):
             self.session = load_checkpoint(
                 document.encode(), allowed_types=self.core.allowed_types, key=self.core.key
             )
-            self.log.debug("session_restored", messages=len(self.session.messages))
+            logger.debug(
+                "session_restored", session_id=self.session_id, messages=len(self.session.messages)
+            )
 
     def on_failure(self, *_exc_info: Any) -> None:
         """Abandon the run in flight; the runtime fails this session's pending runs."""
@@ -146,10 +149,15 @@ class SessionActor(MNActor):
                 if self.current is None:
                     self._start_next()
             case EffectDone(run_id=run_id, token=token):
+                outcome = self._take_outcome(token)
                 current = self.current
-                if current is not None and current.run.run_id == run_id and token == current.token:
-                    ok, value = self._outcomes.pop(token)
-                    self._advance(current, ok, value)
+                if (
+                    outcome is not None
+                    and current is not None
+                    and current.run.run_id == run_id
+                    and token == current.token
+                ):
+                    self._advance(current, *outcome)
             case CancelRun(run_id=run_id):
                 self._cancel(run_id)
             case GetHistory():
@@ -166,6 +174,14 @@ class SessionActor(MNActor):
                 raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"session got {type(other).__name__}")
         return None
 
+    def _take_outcome(self, token: int) -> tuple[bool, Any] | None:
+        """Remove and return the outcome of callback ``token`` (list ops are atomic)."""
+        for item in self._outcomes:
+            if item[0] == token:
+                self._outcomes.remove(item)
+                return item[1], item[2]
+        return None
+
     def _cancel(self, run_id: str) -> None:
         if self.current is not None and self.current.run.run_id == run_id:
             self.current.cancelled = True  # seen at the next step boundary
@@ -180,7 +196,7 @@ class SessionActor(MNActor):
 
     def _start_next(self) -> None:
         while self.current is None and self.queue:
-            start = self.queue.popleft()
+            start = self.queue.pop(0)
             if start.deadline_ns is not None and time.monotonic_ns() >= start.deadline_ns:
                 self.core.settle_error(
                     start.run_id,
@@ -264,11 +280,11 @@ class SessionActor(MNActor):
         ref = self.actor_ref
 
         def deliver(ok: bool, value: Any) -> None:
-            self._outcomes[token] = (ok, value)
+            self._outcomes.append((token, ok, value))
             try:
                 ref.tell(encode(EffectDone(run_id, token)))
             except Exception:  # the session stopped meanwhile: its runs are settled already
-                self._outcomes.pop(token, None)
+                self._take_outcome(token)
 
         if _is_async(fn):
             self.core.bridge.submit(fn, args, deliver)
