@@ -128,6 +128,8 @@ class RuntimeCore:
         self.activated = threading.Condition(self.lock)
         self.live: OrderedDict[str, _Entry] = OrderedDict()
         self.pending: dict[str, RunFuture] = {}
+        # Sessions whose stop a user asked for: their leftover runs were cancelled, not crashed.
+        self.user_stops: set[str] = set()
         # Completed runs whose checkpoint the store actor has not yet acknowledged. Kept here,
         # not per session entry: the run is committed, so its outcome is the store's to decide
         # even if its session stops or crashes meanwhile.
@@ -151,7 +153,16 @@ class RuntimeCore:
                 raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
             built = factory()
             if not isinstance(built, AgentOptions):
-                raise TypeError(f"agent factory {agent!r} must return AgentOptions")
+                raise PraxoError(
+                    "RUNTIME_INVALID_CONFIG", f"agent factory {agent!r} must return AgentOptions"
+                )
+            if built.sink is not None:
+                # Events of hosted runs go through the event bus, in order, to subscribers; a
+                # sink called from a session would run on a scheduler thread.
+                raise PraxoError(
+                    "RUNTIME_INVALID_CONFIG",
+                    f"agent {agent!r} has a sink: use runtime.events.subscribe(...) instead",
+                )
             options = replace(built, sink=_no_sink)
             self._options[agent] = options
         return options
@@ -261,11 +272,16 @@ class RuntimeCore:
             # A run that completed before the stop is committed: its checkpoint is on its way
             # to the store actor, which settles it.
             left = [run_id for run_id in entry.runs if run_id not in self.results]
-        if crashed:
+            by_user = session_id in self.user_stops
+            self.user_stops.discard(session_id)
+        if self.stopping:
+            code = "RUNTIME_STOPPED"
+        elif by_user and not crashed:
+            code = "AGENT_CANCELLED"
+        else:  # it crashed, or its supervisor stopped it (a restart of the runtime's tree)
             code = "SESSION_CRASHED"
+        if crashed:
             logger.warning("session_crashed", session_id=session_id, runs_failed=len(left))
-        else:
-            code = "RUNTIME_STOPPED" if self.stopping else "AGENT_CANCELLED"
         for run_id in left:
             self.settle_error(run_id, AgentError(code, "the session stopped", run_id))
 

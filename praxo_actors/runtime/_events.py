@@ -17,6 +17,7 @@ import itertools
 import re
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -310,15 +311,33 @@ class EventStream:
         self._buffer = buffer
         self.dropped = 0
         self._sub: Subscription | None = None
+        # The subscription reaches this stream only weakly, so a stream that is dropped
+        # without aclose() is collected, and its finalizer unsubscribes.
+        this = weakref.ref(self)
+        loop = self._loop
+
+        def forward(event: Event) -> None:
+            stream = this()
+            if stream is not None:
+                loop.call_soon_threadsafe(stream._put, event)
+
+        def closed() -> None:
+            stream = this()
+            # RuntimeError: the consumer's loop is closed, so nobody is waiting.
+            if stream is not None:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(stream._put, None)
+
         try:
-            sub = router.subscribe(self._forward, pattern, session_id, buffer)
+            sub = router.subscribe(forward, pattern, session_id, buffer)
         except PraxoError as exc:
             if exc.code != "RUNTIME_STOPPED":
                 raise
             self._queue.put_nowait(None)  # the runtime has stopped: over before it began
             return
         self._sub = sub
-        sub.on_close = self._closed
+        self._finalizer = weakref.finalize(self, sub.unsubscribe)
+        sub.on_close = closed
         if router.closed:  # closed before the hook was set, so the hook never ran
             self._queue.put_nowait(None)
 
@@ -327,14 +346,6 @@ class EventStream:
             self.dropped += 1
             return
         self._queue.put_nowait(event)
-
-    def _forward(self, event: Event) -> None:
-        self._loop.call_soon_threadsafe(self._put, event)
-
-    def _closed(self) -> None:
-        # RuntimeError: the consumer's loop is closed, so nobody is waiting.
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._put, None)
 
     def __aiter__(self) -> EventStream:
         return self
@@ -353,7 +364,7 @@ class EventStream:
         sub, self._sub = self._sub, None
         if sub is not None:
             sub.on_close = None
-            sub.unsubscribe()
+            self._finalizer()  # unsubscribes, once
 
     async def __aenter__(self) -> EventStream:
         return self

@@ -158,13 +158,20 @@ class SessionHandle:
         return self._runtime._run(self, input, deadline)
 
     def history(self, timeout: float = 5.0) -> list[Message]:
-        """Return the session's committed messages (from its checkpoint if it is not live)."""
+        """Return the session's committed messages (from its checkpoint if it is not live).
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, or a checkpoint code.
+        """
         return self._runtime._history(self.id, timeout)
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.
 
         Its committed messages stay in its checkpoint. Return False if it was not live.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``.
         """
         return self._runtime._stop_session(self.id, timeout)
 
@@ -274,6 +281,19 @@ class Runtime:
             scheduler_threads=scheduler_threads,
             delivery_threads=delivery_threads,
         )
+        if checkpoint_key is not None and (
+            not isinstance(checkpoint_key, bytes) or not checkpoint_key
+        ):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "checkpoint_key must be non-empty bytes")
+        if not isinstance(allowed_types, set | frozenset) or not all(
+            isinstance(t, str) for t in allowed_types
+        ):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "allowed_types must be a set of str")
+        if "session" not in allowed_types:
+            raise PraxoError(
+                "RUNTIME_INVALID_CONFIG", "allowed_types must admit 'session' to restore anything"
+            )
+        allowed_types = frozenset(allowed_types)
         self._timeout = timeout
         self._idle_timeout = idle_timeout
         self._agents: dict[str, Callable[[], AgentOptions]] = {}
@@ -470,14 +490,19 @@ class Runtime:
 
     def _history(self, session_id: str, timeout: float) -> list[Message]:
         ref = self._ref(session_id, timeout)
-        if ref is not None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                reply = decode(ref.ask(encode(GetHistory()), block=True, timeout=timeout))
-                if isinstance(reply, History):
-                    return reply.messages
-        document: str | None = self._core.store_ref.ask(
-            encode(LoadCheckpoint(session_id)), block=True, timeout=timeout
-        )
+        try:
+            if ref is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    reply = decode(ref.ask(encode(GetHistory()), block=True, timeout=timeout))
+                    if isinstance(reply, History):
+                        return reply.messages
+            document: str | None = self._core.store_ref.ask(
+                encode(LoadCheckpoint(session_id)), block=True, timeout=timeout
+            )
+        except pykka.ActorDeadError:
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        except pykka.Timeout:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
         if document is None:
             return []
         session = load_checkpoint(
@@ -489,7 +514,17 @@ class Runtime:
         ref = self._ref(session_id, timeout)
         if ref is None:
             return False
-        return bool(ref.stop(timeout=timeout))
+        with self._core.lock:
+            self._core.user_stops.add(session_id)
+        try:
+            return bool(ref.stop(timeout=timeout))
+        except pykka.Timeout:
+            raise PraxoError(
+                "RUNTIME_TIMEOUT", f"session did not stop within {timeout} s"
+            ) from None
+        finally:
+            with self._core.lock:
+                self._core.user_stops.discard(session_id)
 
     def _passivate(self, session_id: str, timeout: float) -> bool:
         ref = self._ref(session_id, timeout)
@@ -553,14 +588,21 @@ class Runtime:
             self._stopped = True
         with self._core.lock:
             self._core.stopping = True
-        with contextlib.suppress(pykka.ActorDeadError):
+        try:
             self.root.stop(timeout=self._timeout * 4)
-        for run_id in list(self._core.pending):
-            self._core.settle_error(
-                run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id)
-            )
-        self._release_threads()
-        self._close_store()
+        except pykka.ActorDeadError:
+            pass  # the tree is already down (escalated past its restart budget)
+        except pykka.Timeout:
+            # Children past their shutdown time are abandoned by their supervisors; the root
+            # itself did not answer in time. Release everything else regardless.
+            logger.error("runtime_stop_timeout", timeout=self._timeout * 4)
+        finally:
+            for run_id in list(self._core.pending):
+                self._core.settle_error(
+                    run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id)
+                )
+            self._release_threads()
+            self._close_store()
         logger.info("runtime_stopped")
 
     def _close_store(self) -> None:

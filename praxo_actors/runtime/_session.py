@@ -254,10 +254,15 @@ class SessionActor(MNActor):
 
     def _complete(self, current: _Run) -> None:
         result = current.run.result
-        self.session = result.session  # commit: the run completed
         self._publish(current)
         self.current = None
-        document = dump_checkpoint(self.session, key=self.core.key).decode()
+        try:
+            document = dump_checkpoint(result.session, key=self.core.key).decode()
+        except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
+            self.core.settle_error(result.run_id, exc)
+            self._start_next()
+            return
+        self.session = result.session  # commit: the run completed and can be checkpointed
         self.core.settle_later(result.run_id, result)
         self.core.store_ref.tell(
             encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))

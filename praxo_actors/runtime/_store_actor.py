@@ -46,19 +46,16 @@ class StoreActor(pykka.ThreadingActor):
         store: A memory store (``InMemoryStore``, ``SQLiteStore`` or one with the same API).
         on_saved: Called on this actor's thread after each flush, once per saved run, with
             ``(run_id, error_code)`` (``error_code`` is None on success).
-        close_on_stop: Close the store when the actor stops (the runtime opened it).
     """
 
     def __init__(
         self,
         store: Any,
         on_saved: Callable[[str | None, str | None], None],
-        close_on_stop: bool = False,
     ) -> None:
         super().__init__()
         self.store = store
         self._on_saved = on_saved
-        self._close_on_stop = close_on_stop
         # session id -> latest document; run ids in arrival order (a session may save twice).
         self._gathered: dict[str, str] = {}
         self._runs: list[str | None] = []
@@ -116,9 +113,12 @@ class StoreActor(pykka.ThreadingActor):
         for run_id in runs:
             self._on_saved(run_id, error)
 
+    def on_failure(self, *_exc_info: Any) -> None:
+        """Fail the runs whose checkpoints were gathered but not written (this actor crashed)."""
+        runs, self._runs, self._gathered = self._runs, [], {}
+        for run_id in runs:
+            self._on_saved(run_id, "STORE_FAILED")
+
     def on_stop(self) -> None:
-        """Write what is gathered, then close the store if the runtime opened it."""
+        """Write what is gathered (the runtime closes a store it opened, after the tree)."""
         self._flush()
-        close = getattr(self.store, "close", None)
-        if self._close_on_stop and callable(close):
-            close()

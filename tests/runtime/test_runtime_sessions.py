@@ -399,10 +399,9 @@ def test_agent_factory_is_built_once(runtime: Start) -> None:
 
 
 def test_agent_factory_must_return_options(runtime: Start) -> None:
-    """A factory that returns something else fails the run with TypeError."""
+    """A factory that returns something else fails the run with RUNTIME_INVALID_CONFIG."""
     rt = runtime(agents={"default": lambda: "not options"})
-    with pytest.raises(TypeError):
-        rt.session("s1").run("x").get(timeout=TIMEOUT)
+    assert error_code(rt.session("s1").run("x")) == "RUNTIME_INVALID_CONFIG"
 
 
 def test_bad_arguments_are_refused_with_codes(runtime: Start) -> None:

@@ -1,0 +1,98 @@
+"""Runtime failures: bad settings, a failing store, a restarted tree, dropped streams."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
+
+from praxo_actors import PraxoError
+from praxo_actors.agent import new_agent_options
+from praxo_actors.memory import InMemoryStore
+from praxo_actors.runtime import Runtime
+
+Start = Callable[..., Runtime]
+
+
+class FailingStore(InMemoryStore):
+    """An in-memory store whose writes fail while ``broken`` is set."""
+
+    broken = False
+
+    def put_many(self, entries: Any) -> None:
+        if self.broken:
+            raise OSError("disk full")
+        super().put_many(entries)
+
+
+def test_bad_checkpoint_settings_are_refused(runtime: Start) -> None:
+    """A non-bytes key or an allowlist without sessions is RUNTIME_INVALID_CONFIG."""
+    bad: list[dict[str, Any]] = [
+        {"checkpoint_key": "secret"},
+        {"checkpoint_key": b""},
+        {"allowed_types": ["session"]},
+        {"allowed_types": frozenset({"message"})},
+        {"allowed_types": frozenset({"session", 3})},
+    ]
+    for kwargs in bad:
+        with pytest.raises(PraxoError) as info:
+            runtime(**kwargs)
+        assert info.value.code == "RUNTIME_INVALID_CONFIG", kwargs
+
+
+def test_a_signed_runtime_restores_its_sessions(runtime: Start) -> None:
+    """With a checkpoint key, a passivated session is restored from its signed checkpoint."""
+    rt = runtime(agents={"default": echo_agent}, checkpoint_key=b"k" * 32)
+    handle = rt.session("s")
+    handle.run("one").get(timeout=TIMEOUT)
+    assert handle.passivate()
+    assert handle.run("two").get(timeout=TIMEOUT).output == "two"
+    assert len(handle.history()) == 4
+
+
+def test_an_agent_with_its_own_sink_is_refused(runtime: Start) -> None:
+    """Hosted runs publish through the event bus, so an agent's own sink is a config error."""
+    rt = runtime(agents={"sinky": lambda: new_agent_options(echo_agent().model, sink=print)})
+    assert error_code(rt.session("s", agent="sinky").run("hi")) == "RUNTIME_INVALID_CONFIG"
+
+
+def test_a_failing_store_fails_the_run_and_the_runtime_keeps_serving(runtime: Start) -> None:
+    """A checkpoint write that raises fails its run with STORE_FAILED; later runs succeed."""
+    store = FailingStore()
+    rt = runtime(agents={"default": echo_agent}, store=store)
+    store.broken = True
+    assert error_code(rt.session("s").run("lost")) == "STORE_FAILED"
+    store.broken = False
+    assert rt.session("t").run("kept").get(timeout=TIMEOUT).output == "kept"
+
+
+def test_runs_in_flight_when_the_store_crashes_end_with_a_code(runtime: Start) -> None:
+    """A store crash restarts the sessions after it; their runs fail with SESSION_CRASHED."""
+    gate = Gate()
+    rt = runtime(agents={"gated": lambda: new_agent_options(gate)})
+    futures = [rt.session(f"s{i}", agent="gated").run("x") for i in range(3)]
+    gate.entered(3)
+    rt._core.store_ref.tell(b"not a message")  # the store actor fails on a tell: a crash
+    codes = [error_code(f) for f in futures]
+    gate.release()
+    assert codes == ["SESSION_CRASHED"] * 3
+    wait_until(lambda: rt._core.store_ref.is_alive())
+    assert rt.session("after", agent="gated").run("y").get(timeout=TIMEOUT).output == "y!"
+
+
+def test_a_dropped_stream_unsubscribes(runtime: Start) -> None:
+    """A stream that is never closed is collected, and its subscription goes with it."""
+    rt = runtime(agents={"default": echo_agent})
+
+    async def main() -> None:
+        stream = rt.events.stream(pattern="*")
+        assert len(rt.events.subscriptions) == 1
+        del stream
+        gc.collect()
+
+    asyncio.run(main())
+    assert rt.events.subscriptions == ()
