@@ -14,8 +14,6 @@ from praxo_actors._errors import (
     PraxoError,
     ToolCallError,
 )
-
-# Each helper module adds its import line below and its names to __all__.
 from praxo_actors.core._checkpoint import (
     DEFAULT_CHECKPOINT_TYPES,
     dump_checkpoint,

@@ -10,7 +10,7 @@ __all__ = ["ToolSelection", "tool_selection"]
 
 @dataclass(frozen=True, slots=True)
 class ToolSelection:
-    """The names of the tools a run advertises and permits, in the order given.
+    """The names of the tools a run advertises and permits (advertised in registration order).
 
     An empty selection advertises no tool and rejects every call with
     ``AGENT_TOOL_NOT_SELECTED``. A selected name that no tool is registered under is still

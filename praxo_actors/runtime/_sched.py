@@ -162,8 +162,10 @@ class Scheduler:
             )
 
     def shutdown(self, timeout: float | None = 10.0) -> None:
-        """Stop every actor on this scheduler, then its threads.
+        """Stop every registered actor on this scheduler, then its threads.
 
+        Actors of a class with ``actor_registered = False`` are not known to Pykka's registry:
+        their owner stops them (the runtime stops its sessions through their supervisor).
         Actors are asked to stop in the reverse of their start order (each handles the messages
         queued before its stop, then runs ``on_stop``). An actor or thread still busy at the
         deadline is abandoned and reported: Python cannot stop a thread.

@@ -60,7 +60,11 @@ logger = structlog.get_logger("praxo_actors.runtime")
 
 
 class SessionCrashedError(PraxoError):
-    """The session actor crashed while a run was queued or in flight: ``SESSION_CRASHED``."""
+    """What a session actor raises when crashed on purpose (``crash_for_testing``).
+
+    Its runs then fail with :class:`~praxo_actors.AgentError` code ``SESSION_CRASHED``, as after
+    any crash of a session actor.
+    """
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

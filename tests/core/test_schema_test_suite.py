@@ -14,7 +14,7 @@ SUITE = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "external" / "JSON-Schema-Test-Suite"
 ).resolve() / "draft2020-12"
 
-# The keyword files of the subset (SPEC §4.3).
+# The keyword files of the subset.
 FILES = [
     *("type", "enum", "const", "properties", "required", "additionalProperties", "items"),
     *("minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern"),
