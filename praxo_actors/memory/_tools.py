@@ -59,6 +59,8 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
 
     def search(args: dict[str, Any]) -> Any:
         query, limit = args.get("query"), args.get("limit", 5)
+        if isinstance(limit, float) and limit.is_integer():
+            limit = int(limit)  # the schema's "integer" admits 5.0, as JSON Schema does
         if not isinstance(query, str):
             return ToolError("MEMORY_INVALID_ARGUMENTS", "query must be a string")
         if (

@@ -131,6 +131,14 @@ def test_search_fills_its_limit_past_items_of_nested_namespaces(
     assert [entry["key"] for entry in found] == ["k0", "k1", "k2"]
 
 
+def test_search_accepts_an_integral_float_limit(tools: dict[str, Tool]) -> None:
+    """A limit of 2.0, which the tool's integer schema admits, works like 2."""
+    for i in range(3):
+        tools["remember"].handler({"key": f"k{i}", "value": "tea"})
+    found = tools["search"].handler({"query": "tea", "limit": 2.0})["results"]
+    assert [entry["key"] for entry in found] == ["k0", "k1"]
+
+
 @pytest.mark.parametrize(
     "args",
     [
