@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import threading
 import time
@@ -433,11 +434,8 @@ class Runtime:
 
     def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
         core = self._core
-
-        def start() -> pykka.ActorRef[Any]:
-            ref = SessionActor.start(core, session_id, actor_scheduler=self._scheduler)
-            return self.registry.register(session_id, ref)
-
+        # A partial, not a closure: the supervisor keeps it for the session's life.
+        start = functools.partial(self._start_session, session_id)
         spec = ChildSpec(session_id, start, restart="temporary", shutdown=self._timeout)
         try:
             ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
@@ -461,6 +459,11 @@ class Runtime:
             core.counters.activations += 1
             core.activated.notify_all()
         return ref
+
+    def _start_session(self, session_id: str) -> pykka.ActorRef[Any]:
+        """Start a session actor and name it in the registry (the child spec's ``start``)."""
+        ref = SessionActor.start(self._core, session_id, actor_scheduler=self._scheduler)
+        return self.registry.register(session_id, ref)
 
     def _await_ready(
         self, entry: _Entry, timeout: float | None = None
