@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from _machine import cpu_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -232,16 +233,6 @@ def best_per_call(
     return min(timeit.repeat(call, number=number, repeat=repeats)) / number * 1e6
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _jsonschema_validate(schema: dict[str, Any], value: Any) -> None:
     with contextlib.suppress(jsonschema.ValidationError):
         jsonschema.validate(value, schema, cls=jsonschema.Draft202012Validator)
@@ -301,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeats, budget = (2, 0.01) if args.quick else (7, 0.2)
     print(f"Python {platform.python_version()} ({platform.python_implementation()})")
-    print(f"CPU    {_cpu_model()} ({platform.machine()})")
+    print(f"CPU    {cpu_model()} ({platform.machine()})")
     print(f"jsonschema {_version('jsonschema')}, msgspec {_version('msgspec')}")
     print(
         f"best of {repeats} repeats of ~{budget:g} s each; ratio = other / ours (>1: ours faster)"

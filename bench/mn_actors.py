@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pykka
+from _machine import rss_bytes
 
 from praxo_actors.runtime import MNActor, Scheduler
 
@@ -61,15 +62,6 @@ class ThreadCount(pykka.ThreadingActor):
         return self.n
 
 
-def rss() -> int:
-    """Return this process's resident set size in bytes (``VmRSS``)."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
-
-
 def _starter(kind: str, sched: Scheduler) -> Callable[[], pykka.ActorRef[Any]]:
     if kind == "mn":
         return lambda: MNEcho.start(actor_scheduler=sched)
@@ -106,7 +98,7 @@ def idle_memory(kind: str, count: int) -> dict[str, float]:
         start_one = _starter(kind, sched)
         start_one().stop()
         gc.collect()
-        before = rss()
+        before = rss_bytes()
         start = time.perf_counter()
         refs = [start_one() for _ in range(count)]
         started = time.perf_counter() - start
@@ -114,7 +106,7 @@ def idle_memory(kind: str, count: int) -> dict[str, float]:
         for ref in refs:
             ref.ask(None)
         gc.collect()
-        per_actor = (rss() - before) / count
+        per_actor = (rss_bytes() - before) / count
         registry = sys.getsizeof(pykka.ActorRegistry._actor_refs) / count
         stop_s = _stop_all(refs)
     return {

@@ -5,9 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,16 +30,6 @@ def summary(out: str) -> dict[str, str]:
     lines = out.split("summary (", 1)[1].splitlines()[1:]
     pairs = (line.split(": ", 1) for line in lines if ": " in line)
     return {label.strip(): value.strip() for label, value in pairs}
-
-
-@pytest.fixture
-def no_thread_leaks() -> Iterator[None]:
-    """Check that the test leaves no thread running."""
-    before = set(threading.enumerate())
-    yield
-    for thread in set(threading.enumerate()) - before:
-        thread.join(10.0)
-    assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
 
 
 def test_the_demo_runs_and_summarises(tmp_path: Path) -> None:

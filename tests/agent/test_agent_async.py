@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import (
     AgentError,
@@ -25,13 +26,8 @@ from praxo_actors.models import (
     Session,
     ToolCall,
     message_assistant,
-    response,
     session,
 )
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
 
 
 def test_async_model_and_async_tool() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import (
     AgentError,
@@ -27,13 +28,8 @@ from praxo_actors.models import (
     Session,
     ToolCall,
     message_assistant,
-    response,
     session,
 )
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
 
 
 def unused_model(request: Any) -> Response:

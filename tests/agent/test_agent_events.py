@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import AgentError, Tool, new_agent_options, run_agent
 from praxo_actors.models import (
@@ -13,15 +14,8 @@ from praxo_actors.models import (
     Request,
     Response,
     ToolCall,
-    message_assistant,
-    response,
     session,
 )
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
-
 
 ECHO = Tool("echo", "", {}, lambda a: {"echo": a.get("text")})
 

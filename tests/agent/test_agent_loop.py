@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, Tool, ToolError, new_agent_options, run_agent
@@ -24,10 +25,6 @@ from praxo_actors.models import (
     response,
     session,
 )
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
 
 
 def echo_tool(seen: list[dict[str, Any]] | None = None) -> Tool:

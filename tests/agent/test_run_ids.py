@@ -43,6 +43,7 @@ def test_ids_from_threads_are_unique() -> None:
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
+        assert not thread.is_alive()
     ids = [i for slot in out for i in slot]
     assert len(ids) == 20_000 and len(set(ids)) == 20_000
 

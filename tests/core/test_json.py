@@ -181,8 +181,10 @@ def test_encode_escapes_quotes_backslashes_and_controls() -> None:
 
 
 def test_encode_returns_str() -> None:
-    """The result is a str, not bytes."""
-    assert isinstance(encode_json([]), str)
+    """The result is a str, not bytes, holding the compact JSON text."""
+    encoded = encode_json([1, "a", {"b": None}])
+    assert isinstance(encoded, str)
+    assert encoded == '[1,"a",{"b":null}]'
 
 
 @pytest.mark.parametrize("value", [0.1, -0.0, 1.0, 1e300, 5e-324, 1.7976931348623157e308])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import runpy
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +20,6 @@ TIMEOUT = 5.0
 def example() -> dict[str, Any]:
     """Load the example module's names without running its ``main``."""
     return runpy.run_path(str(EXAMPLE))
-
-
-@pytest.fixture
-def no_thread_leaks() -> Iterator[None]:
-    """Check that the test leaves no thread running."""
-    before = set(threading.enumerate())
-    yield
-    for thread in set(threading.enumerate()) - before:
-        thread.join(TIMEOUT)
-    assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
 
 
 def test_main_prints_the_counts(

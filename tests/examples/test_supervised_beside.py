@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import runpy
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +18,7 @@ def example() -> dict[str, Any]:
     return runpy.run_path(str(EXAMPLE))
 
 
-@pytest.fixture(autouse=True)
-def no_thread_leaks() -> Iterator[None]:
-    """Check that the test leaves no thread running."""
-    before = set(threading.enumerate())
-    yield
-    for thread in set(threading.enumerate()) - before:
-        thread.join(TIMEOUT)
-    assert [t.name for t in set(threading.enumerate()) - before if t.is_alive()] == []
+pytestmark = pytest.mark.usefixtures("no_thread_leaks")
 
 
 def test_main_runs_through_a_limiter_crash(

@@ -43,8 +43,19 @@ def code_of(fn: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def test_backends_satisfy_the_store_protocol(store: StoreBase) -> None:
-    """Each backend is a ``Store``."""
+    """Each backend is a ``Store`` whose every protocol method answers as the protocol says."""
     assert isinstance(store, Store)
+    protocol: Store = store
+    protocol.put(("a", "b"), "k", {"v": 1})
+    item = Item(("a", "b"), "k", {"v": 1}, 1, 1)
+    assert protocol.get(("a", "b"), "k") == item
+    assert protocol.search(("a",)) == [item]
+    assert protocol.list_namespaces() == [("a", "b")]
+    assert protocol.delete(("a", "b"), "k") is True
+    assert protocol.get(("a", "b"), "k") is None
+    protocol.close()
+    with pytest.raises(ValueError, match="closed"):
+        protocol.get(("a", "b"), "k")
 
 
 def test_put_then_get_returns_the_item(store: StoreBase) -> None:

@@ -5,25 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import AgentError, Tool, new_agent_options, run_agent
 from praxo_actors.middleware import Compaction, compaction
 from praxo_actors.models import (
     Message,
-    Response,
     Session,
     ToolCall,
     message_assistant,
     message_system,
     message_user,
-    response,
 )
 
 PREFIX = "Summary of earlier conversation:\n"
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
 
 
 def long_history() -> Session:

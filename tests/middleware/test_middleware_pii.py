@@ -5,26 +5,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from _helpers import say
+
 from praxo_actors.agent import Tool, new_agent_options, run_agent
 from praxo_actors.models import (
     ImageBlock,
     Message,
-    Response,
     Session,
     TextBlock,
     ToolCall,
     message_assistant,
     message_system,
     message_user,
-    response,
 )
 
 EMAIL = "ada@example.com"
 PHONE = "(555) 123-4567"
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
 
 
 def test_default_sends_messages_unredacted(scripted: Any) -> None:

@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import AgentError, new_agent_options, run_agent
 from praxo_actors.middleware import StructuredOutput, apply_structured, structured_output
-from praxo_actors.models import Response, message_assistant, response, session
+from praxo_actors.models import message_assistant, session
 
 SCHEMA = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
-
-
-def say(text: str) -> Response:
-    return response(message_assistant(text))
 
 
 class Repairs:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _helpers import say
 
 from praxo_actors.agent import AgentError, Tool, new_agent_options, run_agent
 from praxo_actors.middleware import ToolSelection, call_limit, tool_selection
-from praxo_actors.models import Response, ToolCall, message_assistant, response, session
-
-
-def say(text: str, *calls: ToolCall) -> Response:
-    return response(message_assistant(text, calls))
+from praxo_actors.models import ToolCall, session
 
 
 def tools(log: list[str]) -> list[Tool]:

@@ -163,6 +163,7 @@ def test_get_wakes_every_thread_waiting() -> None:
     future.set("v")
     for thread in threads:
         thread.join(WAIT)
+        assert not thread.is_alive()
     assert [results.get(timeout=WAIT) for _ in range(4)] == ["v"] * 4
 
 

@@ -128,6 +128,7 @@ def test_counter_is_exact_under_concurrent_senders(sched: Scheduler) -> None:
         thread.start()
     for thread in threads:
         thread.join(WAIT)
+        assert not thread.is_alive()
     count, overlaps, names = ref.proxy().stats().get(timeout=WAIT)
     assert (count, overlaps) == (senders * per_sender, 0)
     assert names and all(name.startswith("test-mn-") for name in names)
@@ -154,6 +155,7 @@ def test_each_sender_keeps_its_order_among_many(sched: Scheduler) -> None:
         thread.start()
     for thread in threads:
         thread.join(WAIT)
+        assert not thread.is_alive()
     log = ref.proxy().log().get(timeout=WAIT)
     assert len(log) == 1200
     for name in range(4):
@@ -323,8 +325,22 @@ def test_stop_handles_queued_messages_then_runs_on_stop(sched: Scheduler) -> Non
         ref.tell("late")
 
 
-def test_a_base_exception_in_on_start_spares_the_scheduler(sched: Scheduler) -> None:
+def test_a_base_exception_in_on_start_spares_the_scheduler(
+    sched: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A BaseException in ``on_start`` stops the actor but not the scheduler's threads."""
+    stop_all = pykka.ActorRegistry.stop_all
+    stop_all_asked = threading.Event()
+
+    def stop_all_and_note(*, block: bool = True, timeout: float | None = None) -> Any:
+        try:
+            return stop_all(block=block, timeout=timeout)
+        finally:
+            stop_all_asked.set()
+
+    # The crash calls stop_all after it sets actor_stopped; an actor registered before that call
+    # would be stopped by it, so the next actor starts only once the call has returned.
+    monkeypatch.setattr(pykka.ActorRegistry, "stop_all", stop_all_and_note)
 
     class Exiting(MNActor):
         def on_start(self) -> None:
@@ -332,6 +348,7 @@ def test_a_base_exception_in_on_start_spares_the_scheduler(sched: Scheduler) -> 
 
     ref = Exiting.start(actor_scheduler=sched)
     assert ref.actor_stopped.wait(WAIT)
+    assert stop_all_asked.wait(WAIT)
     assert ref not in pykka.ActorRegistry.get_all()
     fresh = Recorder.start(actor_scheduler=sched)
     assert fresh.ask("ok", timeout=WAIT) == 1
@@ -369,15 +386,19 @@ def test_a_class_attribute_or_start_keyword_chooses_the_scheduler(sched: Schedul
 def test_the_default_scheduler_is_shared_and_replaced_once_shut_down() -> None:
     """``default_scheduler`` returns one scheduler, and a fresh one after a shutdown."""
     first = default_scheduler()
-    assert default_scheduler() is first
-    ref = Recorder.start()
-    assert ref.ask("hi", timeout=WAIT) == 1
-    first.shutdown(timeout=WAIT)
+    try:
+        assert default_scheduler() is first
+        ref = Recorder.start()
+        assert ref.ask("hi", timeout=WAIT) == 1
+    finally:
+        first.shutdown(timeout=WAIT)
     assert not ref.is_alive()
     second = default_scheduler()
-    assert second is not first
-    assert not second.closed
-    second.shutdown(timeout=WAIT)
+    try:
+        assert second is not first
+        assert not second.closed
+    finally:
+        second.shutdown(timeout=WAIT)
 
 
 def test_shutdown_stops_actors_and_leaves_no_thread() -> None:

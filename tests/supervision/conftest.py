@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -25,17 +23,11 @@ def _stop_started(before: set[pykka.ActorRef[Any]]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _stop_actors_and_check_threads() -> Iterator[None]:
-    """Stop the actors a test left running, then check that none of its threads remain."""
-    threads_before = set(threading.enumerate())
+def _stop_actors_and_check_threads(no_thread_leaks: None) -> Iterator[None]:
+    """Stop the actors a test left running; ``no_thread_leaks`` then checks its threads."""
     actors_before = set(pykka.ActorRegistry.get_all())
     yield
     _stop_started(actors_before)
-    deadline = time.monotonic() + TIMEOUT
-    for thread in set(threading.enumerate()) - threads_before:
-        thread.join(timeout=max(deadline - time.monotonic(), 0.0))
-    leaked = [t.name for t in set(threading.enumerate()) - threads_before if t.is_alive()]
-    assert leaked == [], f"threads left running: {leaked}"
 
 
 @pytest.fixture

@@ -1,0 +1,29 @@
+"""Fixtures shared by every test folder: scripted models, an event sink, a thread-leak check."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+from _helpers import Events, Scripted, assert_no_new_threads
+
+
+@pytest.fixture
+def scripted() -> Callable[..., Scripted]:
+    """Return a factory of scripted models."""
+    return lambda *replies: Scripted(replies)
+
+
+@pytest.fixture
+def events() -> Events:
+    """Return a fresh event-collecting sink."""
+    return Events()
+
+
+@pytest.fixture
+def no_thread_leaks() -> Iterator[None]:
+    """Check that the test, with the fixtures set up after this one, leaves no thread running."""
+    before = set(threading.enumerate())
+    yield
+    assert_no_new_threads(before)
