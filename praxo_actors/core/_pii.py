@@ -2,7 +2,9 @@
 
 Four rules run one after another over the whole text, in this order:
 
-1. e-mail (``local@domain.tld``, ASCII) → ``[REDACTED_EMAIL]``;
+1. e-mail (``local@domain.tld``, ASCII) → ``[REDACTED_EMAIL]``. The local part is the whole run of
+   local-part characters before the ``@`` but never reaches back into the previous address, so
+   ``a@b.io-x@c.io`` is two addresses;
 2. credit card → ``[REDACTED_CREDIT_CARD]``: 13–19 digits, written as one run or in groups
    joined by single spaces or hyphens, that pass the Luhn check. Grouped numbers are written in
    groups of at least four digits, except the last one (4-4-4-4, 4-6-5, 4-4-4-4-3), so a list of
@@ -15,9 +17,13 @@ Four rules run one after another over the whole text, in this order:
    parts. A bare run of ten digits (no separator, no parentheses, no ``+1``) is not a phone.
 
 A number never starts or ends inside a longer run of digits: ``15551234567`` is no phone and
-``0123-45-6789`` no SSN. The rules use ASCII digits only. Every pattern runs in linear time on any
-input (no nested, overlapping quantifiers), and redaction is idempotent: the markers hold no digit
-and no ``@``, and every redacted span is bounded by non-digits, so a second pass finds nothing new.
+``0123-45-6789`` no SSN. A phone that starts with ``+1`` or ``(`` may follow a digit, since neither
+character is one: ``0(555) 123-4567`` ends in a phone and ``555-123-4567+1 555 123 4567`` holds two.
+The rules use ASCII digits only. Every pattern runs in linear time on any input (no nested,
+overlapping quantifiers), and redaction is idempotent: the markers hold no digit and no ``@``,
+every redacted span is bounded by non-digits, and no rule refuses a match for the character just
+before it when that character ends an earlier match of the same rule (which a second pass would see
+as a marker), so a second pass finds nothing new.
 This is not a comprehensive privacy filter: names, addresses and numbers in other formats pass
 through.
 """
@@ -34,11 +40,13 @@ CARD_MARK = "[REDACTED_CREDIT_CARD]"
 SSN_MARK = "[REDACTED_SSN]"
 PHONE_MARK = "[REDACTED_PHONE]"
 
+_LOCAL = r"[A-Za-z0-9._%+-]"
+_ADDRESS = _LOCAL + r"+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 # The lookbehind lets a local part start only where a run of local-part characters starts; without
 # it every position of a long run is a new start and the scan turns quadratic.
-_EMAIL = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-)
+_EMAIL = re.compile(rf"(?<!{_LOCAL}){_ADDRESS}")
+# Anchored with ``match`` at the end of the previous address, where the lookbehind would refuse.
+_EMAIL_NEXT = re.compile(_ADDRESS)
 
 # A maximal run of digit groups joined by single spaces or hyphens; cards are searched inside it.
 _DIGIT_RUN = re.compile(r"[0-9]+(?:[ -][0-9]+)*")
@@ -46,8 +54,11 @@ _GROUP = re.compile(r"[0-9]+")
 
 _SSN = re.compile(r"(?<![0-9])(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9])")
 
+# Only a number that starts with a bare digit checks the character before it: ``+1`` and ``(`` are
+# no digits, so they never extend a digit run. Checking before them would keep the second number of
+# ``555-123-4567(555) 123-4567``, which a second pass, seeing a marker there, would then redact.
 _PHONE = re.compile(
-    r"(?<![0-9])(?:\+1[ .-]?)?(?:\([0-9]{3}\)|[0-9]{3})[ .-]?[0-9]{3}[ .-]?[0-9]{4}(?![0-9])"
+    r"(?:\+1[ .-]?|(?=\()|(?<![0-9]))(?:\([0-9]{3}\)|[0-9]{3})[ .-]?[0-9]{3}[ .-]?[0-9]{4}(?![0-9])"
 )
 
 _CARD_MIN, _CARD_MAX = 13, 19
@@ -68,7 +79,7 @@ def redact_pii(text: str) -> str:
     """
     if not isinstance(text, str):
         raise TypeError(f"redact_pii expects str, got {type(text).__name__}")
-    text = _EMAIL.sub(EMAIL_MARK, text)
+    text = _redact_emails(text)
     text = _DIGIT_RUN.sub(_redact_cards, text)
     text = _SSN.sub(SSN_MARK, text)
     return _PHONE.sub(_redact_phone, text)
@@ -89,6 +100,22 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(redact_value(item) for item in value)
     return value
+
+
+def _redact_emails(text: str) -> str:
+    match = _EMAIL.search(text)
+    if match is None:
+        return text
+    parts: list[str] = []
+    pos = 0
+    while match is not None:
+        parts += (text[pos : match.start()], EMAIL_MARK)
+        pos = match.end()
+        # The next local part may start right where this address ends (``a@b.io-x@c.io``): a second
+        # pass sees a marker there, so refusing it now would redact ``-x@c.io`` only then.
+        match = _EMAIL_NEXT.match(text, pos) or _EMAIL.search(text, pos)
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _redact_cards(match: re.Match[str]) -> str:

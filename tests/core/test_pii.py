@@ -131,6 +131,65 @@ def test_phone(text: str, expected: str) -> None:
     assert redact_pii(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+10000000000+10000000000", f"{PHONE}{PHONE}"),
+        ("(555) 123-4567(555) 123-4567", f"{PHONE}{PHONE}"),
+        ("555-123-4567+1 555 123 4567", f"{PHONE}{PHONE}"),
+        ("555-123-4567(555) 123-4567", f"{PHONE}{PHONE}"),
+        ("555-123-4567-555-123-4567", f"{PHONE}-{PHONE}"),
+        ("(555) 123-45670555-123-4567", "(555) 123-45670555-123-4567"),
+        ("0(555) 123-4567", f"0{PHONE}"),
+        ("0+1 555 123 4567", f"0{PHONE}"),
+        ("1(555)1234567", f"1{PHONE}"),
+        ("+1+15551234567", f"+1{PHONE}"),
+        ("5551234567(555) 123-4567", f"5551234567{PHONE}"),
+    ],
+)
+def test_adjacent_phones(text: str, expected: str) -> None:
+    """A phone starting with +1 or ( may follow a digit or another phone; a bare digit may not."""
+    assert redact_pii(text) == expected
+    assert redact_pii(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a@b.io-x@c.io", f"{EMAIL}{EMAIL}"),
+        ("a@b.io.x@c.io", f"{EMAIL}{EMAIL}"),
+        ("a@b.io5x@c.io", f"{EMAIL}{EMAIL}"),
+        ("a@b.io-555-123-4567-x@c.io", f"{EMAIL}{EMAIL}"),
+        ("a@b.io-x c@d.io", f"{EMAIL}-x {EMAIL}"),
+        ("a@b.io@c.io", f"{EMAIL}@c.io"),
+    ],
+)
+def test_adjacent_emails(text: str, expected: str) -> None:
+    """A local part runs back to the end of the previous address, never into it."""
+    assert redact_pii(text) == expected
+    assert redact_pii(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("123-45-6789-123-45-6789", f"{SSN}-{SSN}"),
+        ("123-45-6789123-45-6789", "123-45-6789123-45-6789"),
+        ("123-45-6789(555) 123-4567", f"{SSN}{PHONE}"),
+        ("123-45-6789+1 555 123 4567", f"{SSN}{PHONE}"),
+        ("4111111111111111-4111111111111111", f"{CARD}-{CARD}"),
+        ("4111111111111111+1 555 123 4567", f"{CARD}{PHONE}"),
+        ("4111 1111 1111 1111(555) 123-4567", f"{CARD}{PHONE}"),
+        ("a@b.io4111111111111111", f"{EMAIL}{CARD}"),
+        ("a@b.io+1 555 123 4567", f"{EMAIL}{PHONE}"),
+    ],
+)
+def test_adjacent_kinds(text: str, expected: str) -> None:
+    """Cards, SSNs, e-mails and phones right next to each other are each redacted."""
+    assert redact_pii(text) == expected
+    assert redact_pii(expected) == expected
+
+
 def test_rules_apply_in_order() -> None:
     """E-mail runs first, so digits inside an address become part of the e-mail marker."""
     assert redact_pii("555-123-4567@example.com") == EMAIL
@@ -158,6 +217,11 @@ def test_non_ascii_digits_are_kept() -> None:
         f"{EMAIL} {CARD} {SSN} {PHONE}",
         "a@b.com@c.org 555-123-4567 4111 1111 1111 1111 123-45-6789",
         "+1 +1 555-123-4567-8901 4111-1111-1111-1111-555-123-4567",
+        "+10000000000+10000000000",
+        "(555) 123-4567(555) 123-4567",
+        "555-123-4567+1 555 123 4567",
+        "x@a.io-y@b.io.z@c.io%w@d.io",
+        "123-45-6789+1(555)123-4567+15551234567(555) 123-4567",
     ],
 )
 def test_idempotent(text: str) -> None:
@@ -187,6 +251,10 @@ def test_non_str_raises_type_error() -> None:
         "(555) " * 16_000,
         "555-123-" * 12_000,
         "9" * 100_000,
+        "a@b.io-" * 14_000,
+        "a@b.io" + "-x" * 50_000,
+        "+1(555)" * 14_000,
+        "0(" * 50_000,
     ],
 )
 def test_adversarial_input_is_fast(text: str) -> None:
