@@ -135,7 +135,8 @@ class RuntimeCore:
         # even if its session stops or crashes meanwhile.
         self.results: dict[str, RunResult] = {}
         self.counters = RuntimeCounters()
-        self._options: dict[str, AgentOptions] = {}
+        # agent name -> (options that emit events, options that do not)
+        self._options: dict[str, tuple[AgentOptions, AgentOptions]] = {}
         self.store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]  # set by Runtime
         self.bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
         self.bus: EventRouter | None = None
@@ -144,10 +145,18 @@ class RuntimeCore:
 
     # -- agents ----------------------------------------------------------------------------
 
-    def options_for(self, agent: str) -> AgentOptions:
-        """Return the options of a registered agent, with the session's event collection."""
-        options = self._options.get(agent)
-        if options is None:
+    def options_for(self, agent: str, events: bool = True) -> AgentOptions:
+        """Return the options of a registered agent, with or without event collection.
+
+        A run started while nobody subscribes builds no events at all (they would reach no one,
+        and building them was a fifth of a run's work in the runtime).
+
+        Raises:
+            PraxoError: ``RUNTIME_UNKNOWN_AGENT``; ``RUNTIME_INVALID_CONFIG`` for a factory that
+                does not return ``AgentOptions`` or returns options with their own ``sink``.
+        """
+        cached = self._options.get(agent)
+        if cached is None:
             factory = self.agents.get(agent)
             if factory is None:
                 raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
@@ -163,9 +172,9 @@ class RuntimeCore:
                     "RUNTIME_INVALID_CONFIG",
                     f"agent {agent!r} has a sink: use runtime.events.subscribe(...) instead",
                 )
-            options = replace(built, sink=_no_sink)
-            self._options[agent] = options
-        return options
+            cached = (replace(built, sink=_no_sink), built)
+            self._options[agent] = cached
+        return cached[0] if events else cached[1]
 
     # -- events ----------------------------------------------------------------------------
 

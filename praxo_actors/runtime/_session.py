@@ -208,7 +208,7 @@ class SessionActor(MNActor):
                 )
                 continue
             try:
-                options = self.core.options_for(start.agent)
+                options = self.core.options_for(start.agent, events=self.core.has_subscribers())
                 run = start_run(options, self.session, start.input, run_id=start.run_id)
             except Exception as exc:
                 self.core.settle_error(start.run_id, exc)

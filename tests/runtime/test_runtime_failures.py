@@ -96,3 +96,16 @@ def test_a_dropped_stream_unsubscribes(runtime: Start) -> None:
 
     asyncio.run(main())
     assert rt.events.subscriptions == ()
+
+
+def test_runs_build_events_only_while_someone_subscribes(runtime: Start) -> None:
+    """A run with no subscription emits nothing; once subscribed, runs emit all their events."""
+    rt = runtime(agents={"default": echo_agent})
+    rt.session("s").run("quiet").get(timeout=TIMEOUT)
+    assert rt.statistics().events_emitted == 0
+    seen: list[str] = []
+    sub = rt.events.subscribe(lambda e: seen.append(e.type), pattern="*")
+    rt.session("s").run("heard").get(timeout=TIMEOUT)
+    assert sub.wait_idle(TIMEOUT)
+    assert seen[0] == "run.started" and seen[-1] == "run.completed"
+    assert rt.statistics().events_emitted == len(seen)
