@@ -435,7 +435,7 @@ class Runtime:
     def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
         core = self._core
         # A partial, not a closure: the supervisor keeps it for the session's life.
-        start = functools.partial(self._start_session, session_id)
+        start = functools.partial(self._start_session, session_id, entry)
         spec = ChildSpec(session_id, start, restart="temporary", shutdown=self._timeout)
         try:
             ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
@@ -460,8 +460,20 @@ class Runtime:
             core.activated.notify_all()
         return ref
 
-    def _start_session(self, session_id: str) -> pykka.ActorRef[Any]:
-        """Start a session actor and name it in the registry (the child spec's ``start``)."""
+    def _start_session(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any]:
+        """Start a session actor and name it in the registry (the child spec's ``start``).
+
+        Runs on the sessions supervisor's thread. The routing table is the authority: an
+        activation its caller gave up on (it timed out) starts nothing, and an actor left
+        registered by such an activation is stopped before the new one takes the name.
+        """
+        if self._core.live.get(session_id) is not entry:
+            raise PraxoError("SESSION_START_FAILED", "the activation was abandoned")
+        stale = self.registry.lookup(session_id)
+        if stale is not None:
+            logger.warning("stale_session_stopped", session_id=session_id)
+            with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+                stale.stop(timeout=self._timeout)
         ref = SessionActor.start(self._core, session_id, actor_scheduler=self._scheduler)
         return self.registry.register(session_id, ref)
 

@@ -7,6 +7,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+import pykka
 import pytest
 from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
 
@@ -109,3 +110,17 @@ def test_runs_build_events_only_while_someone_subscribes(runtime: Start) -> None
     assert sub.wait_idle(TIMEOUT)
     assert seen[0] == "run.started" and seen[-1] == "run.completed"
     assert rt.statistics().events_emitted == len(seen)
+
+
+class _Stray(pykka.ThreadingActor):
+    """An actor left registered under a session's name by an abandoned activation."""
+
+
+def test_a_stale_registration_is_stopped_when_its_session_activates(runtime: Start) -> None:
+    """An actor registered under a session id the routing table does not know is replaced."""
+    rt = runtime(agents={"default": echo_agent})
+    stray = _Stray.start()
+    rt.registry.register("s", stray)
+    assert rt.session("s").run("hi").get(timeout=TIMEOUT).output == "hi"
+    assert not stray.is_alive()
+    assert rt.registry.lookup("s") is not stray
