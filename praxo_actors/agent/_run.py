@@ -45,20 +45,15 @@ class AgentRun:
 
     def send(self, reply: Any = None) -> Effect | None:
         """Resume the run with the reply to the current effect; return the next effect."""
-        try:
-            self.effect = self._gen.send(reply)
-        except StopIteration as stop:
-            self.effect = None
-            self._result = stop.value
-        except BaseException:
-            self.effect = None
-            raise
-        return self.effect
+        return self._resume(self._gen.send, reply)
 
     def throw(self, exc: BaseException) -> Effect | None:
         """Resume the run with the exception performing the current effect raised."""
+        return self._resume(self._gen.throw, exc)
+
+    def _resume(self, step: Callable[[Any], Effect], value: Any) -> Effect | None:
         try:
-            self.effect = self._gen.throw(exc)
+            self.effect = step(value)
         except StopIteration as stop:
             self.effect = None
             self._result = stop.value

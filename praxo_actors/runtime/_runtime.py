@@ -195,6 +195,30 @@ class SessionHandle:
 class Runtime:
     """Host many agent sessions as supervised actors; see :meth:`start`."""
 
+    events: Events
+    """The event bus: subscriptions and async streams."""
+    registry: Registry
+    """Live sessions' actors by session id."""
+    root: pykka.ActorRef[Any]
+    """The root supervisor's ref."""
+    store: Any
+    """The memory store holding the sessions' checkpoints."""
+    _agents: dict[str, Callable[[], AgentOptions]]
+    _core: RuntimeCore
+    _idle_timeout: float | None
+    _io_pool: IOPool
+    _janitor: asyncio.TimerHandle
+    _loop: asyncio.AbstractEventLoop
+    _loop_thread: threading.Thread
+    _owns_store: bool
+    _router: EventRouter
+    _scheduler: Scheduler
+    _sessions: Any
+    _sessions_ref: pykka.ActorRef[Any]
+    _stop_lock: threading.Lock
+    _stopped: bool
+    _timeout: float
+
     def __init__(self) -> None:
         msg = "use Runtime.start(...)"
         raise TypeError(msg)
@@ -241,37 +265,6 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
         """
-        self = object.__new__(cls)
-        self._init(
-            store,
-            max_live_sessions=max_live_sessions,
-            max_queue=max_queue,
-            on_busy=on_busy,
-            idle_timeout=idle_timeout,
-            checkpoint_key=checkpoint_key,
-            allowed_types=allowed_types,
-            scheduler_threads=scheduler_threads,
-            io_threads=io_threads,
-            delivery_threads=delivery_threads,
-            timeout=timeout,
-        )
-        return self
-
-    def _init(
-        self,
-        store: Any,
-        *,
-        max_live_sessions: int,
-        max_queue: int,
-        on_busy: str,
-        idle_timeout: float | None,
-        checkpoint_key: bytes | None,
-        allowed_types: frozenset[str],
-        scheduler_threads: int,
-        io_threads: int,
-        delivery_threads: int,
-        timeout: float,
-    ) -> None:
         _check_config(
             max_live_sessions,
             max_queue,
@@ -295,9 +288,10 @@ class Runtime:
                 "RUNTIME_INVALID_CONFIG", "allowed_types must admit 'session' to restore anything"
             )
         allowed_types = frozenset(allowed_types)
+        self = object.__new__(cls)
         self._timeout = timeout
         self._idle_timeout = idle_timeout
-        self._agents: dict[str, Callable[[], AgentOptions]] = {}
+        self._agents = {}
         self._owns_store = store is None or isinstance(store, str | Path)
         if store is None:
             store = InMemoryStore()
@@ -365,6 +359,7 @@ class Runtime:
         if idle_timeout is not None:
             self._loop.call_soon_threadsafe(self._schedule_janitor)
         logger.info("runtime_started", store=type(store).__name__)
+        return self
 
     # -- agents and sessions ---------------------------------------------------------------
 
