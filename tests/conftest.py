@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 
 import pytest
 from _helpers import Events, Scripted, assert_no_new_threads
+from hypothesis import settings
+
+# In CI the property tests run a fixed sequence of examples, so a green run is reproducible;
+# locally they draw new examples each time, to keep finding new inputs.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture
