@@ -196,15 +196,7 @@ class SupervisorBase(pykka.ThreadingActor):
     def _down_teller(
         self, key: Hashable, ref: pykka.ActorRef[Any], downs: list[Down]
     ) -> Callable[[Down], None]:
-        supervisor = self.actor_ref
-
-        def tell_down(down: Down) -> None:
-            downs.append(down)
-            # A supervisor that has stopped has stopped its children too: nothing to tell.
-            with contextlib.suppress(pykka.ActorDeadError):
-                supervisor.tell(_ChildDown(key, ref, down))
-
-        return tell_down
+        return _DownTeller(self.actor_ref, key, ref, downs)
 
     def _terminate(self, child: _Child) -> None:
         """Stop ``child`` if it runs (within its shutdown time) and cancel a pending restart."""
@@ -328,3 +320,30 @@ class SupervisorBase(pykka.ThreadingActor):
         if child_id is not None:
             fields["child_id"] = child_id
         getattr(logger.bind(supervisor=self._label), level)(event, **fields)
+
+
+class _DownTeller:
+    """A child's monitor callback: record the ``Down`` and tell the supervisor.
+
+    A slotted object rather than a closure: one lives as long as each child (~150 bytes less).
+    """
+
+    __slots__ = ("downs", "key", "ref", "supervisor")
+
+    def __init__(
+        self,
+        supervisor: pykka.ActorRef[Any],
+        key: Hashable,
+        ref: pykka.ActorRef[Any],
+        downs: list[Down],
+    ) -> None:
+        self.supervisor = supervisor
+        self.key = key
+        self.ref = ref
+        self.downs = downs
+
+    def __call__(self, down: Down) -> None:
+        self.downs.append(down)
+        # A supervisor that has stopped has stopped its children too: nothing to tell.
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.supervisor.tell(_ChildDown(self.key, self.ref, down))

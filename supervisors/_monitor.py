@@ -125,6 +125,7 @@ class _Watch:
         "delivering",
         "down",
         "entered",
+        "event",
         "lock",
         "next_key",
         "original_failure",
@@ -146,11 +147,15 @@ class _Watch:
         self.ref: pykka.ActorRef[Any] = actor.actor_ref
         # Held only until the Down: the wrappers are then removed, and the cycle with them.
         self.actor: pykka.Actor | None = actor
-        self.original_stop = actor._stop
-        self.original_failure = actor._handle_failure
-        self.original_on_failure = actor.on_failure
+        # The originals are kept as plain functions (None: the class's own), not bound methods:
+        # four bound methods would cost ~260 bytes on every monitored actor.
+        attrs = actor.__dict__
+        self.original_stop = attrs.get("_stop")
+        self.original_failure = attrs.get("_handle_failure")
+        self.original_on_failure = attrs.get("on_failure")
         stopped: Any = actor.actor_stopped
-        self.original_set = stopped.set
+        self.event = stopped
+        self.original_set = getattr(stopped, "__dict__", {}).get("set")
         actor.__dict__.update(
             _stop=self.stop, _handle_failure=self.handle_failure, on_failure=self.on_failure
         )
@@ -164,7 +169,7 @@ class _Watch:
         self.entered = True
         killed = _escaping_base_exception()
         try:
-            self.original_stop()
+            self._original(self.actor, "_stop", self.original_stop)()
         except BaseException as exc:
             self.finish("crash", exc)
             raise
@@ -178,7 +183,9 @@ class _Watch:
     ) -> None:
         self.entered = True
         try:
-            self.original_failure(exc_type, exc_value, traceback)
+            self._original(self.actor, "_handle_failure", self.original_failure)(
+                exc_type, exc_value, traceback
+            )
         finally:
             if exc_value is not None and self.pending is None and _raised_by_handler(exc_value):
                 # A message handler raised: Pykka's contract calls on_failure next, and the
@@ -195,19 +202,29 @@ class _Watch:
         traceback: TracebackType | None,
     ) -> None:
         try:
-            self.original_on_failure(exc_type, exc_value, traceback)
+            self._original(self.actor, "on_failure", self.original_on_failure)(
+                exc_type, exc_value, traceback
+            )
         finally:
             if self.pending is not None:
                 self.finish("crash", self.pending)
 
     def set(self) -> None:
-        self.original_set()
+        self._original(self.event, "set", self.original_set)()
         if not self.entered:
             # Stopping began before the wrappers were in place: report now, reading the
             # reason from the exception being handled, if any.
             self.entered = True
             exception = sys.exc_info()[1]
             self.finish("normal" if exception is None else "crash", exception)
+
+    @staticmethod
+    def _original(obj: Any, name: str, stored: Any) -> Callable[..., Any]:
+        """Return ``obj.name`` as it was before wrapping: an instance override, or the class's."""
+        if stored is not None:
+            return stored  # type: ignore[no-any-return]
+        method: Callable[..., Any] = getattr(type(obj), name).__get__(obj)
+        return method
 
     # -- the end ------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import Any
 import pykka
 
 from supervisors._errors import NAME_TAKEN, NOT_RUNNING, SupervisorError
-from supervisors._monitor import Monitor, monitor
+from supervisors._monitor import Down, Monitor, monitor
 
 __all__ = ["Registry"]
 
@@ -46,7 +46,7 @@ class Registry:
                 raise SupervisorError(NAME_TAKEN, f"{name!r} is registered to {entry[0]}")
             self._entries[name] = (ref, None)
         # Outside the lock: for an actor that has just stopped, the callback runs at once.
-        entry_monitor = monitor(ref, lambda _down: self._drop(name, ref))
+        entry_monitor = monitor(ref, _Dropper(self, name, ref))
         with self._lock:
             if self._entries.get(name) == (ref, None):
                 self._entries[name] = (ref, entry_monitor)
@@ -89,3 +89,18 @@ class Registry:
             entry = self._entries.get(name)
             if entry is not None and entry[0] is ref:
                 del self._entries[name]
+
+
+class _Dropper:
+    """An entry's monitor callback: drop the entry when its actor stops (slotted, not a closure,
+    since one lives as long as each registered actor)."""
+
+    __slots__ = ("name", "ref", "registry")
+
+    def __init__(self, registry: Registry, name: Hashable, ref: pykka.ActorRef[Any]) -> None:
+        self.registry = registry
+        self.name = name
+        self.ref = ref
+
+    def __call__(self, _down: Down) -> None:
+        self.registry._drop(self.name, self.ref)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import math
 import threading
 import time
@@ -429,8 +428,7 @@ class Runtime:
 
     def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
         core = self._core
-        # A partial, not a closure: the supervisor keeps it for the session's life.
-        start = functools.partial(self._start_session, session_id, entry)
+        start = _SessionStart(self, session_id, entry)
         spec = ChildSpec(session_id, start, restart="temporary", shutdown=self._timeout)
         try:
             ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
@@ -698,3 +696,18 @@ def _check_config(
         raise bad("idle_timeout must be a positive number or None")
     if not (isinstance(timeout, int | float) and timeout > 0):
         raise bad("timeout must be a positive number")
+
+
+class _SessionStart:
+    """A session's child-spec ``start``: a slotted callable, since the sessions supervisor keeps
+    one for each live session (a partial or a closure costs ~200 bytes more)."""
+
+    __slots__ = ("entry", "runtime", "session_id")
+
+    def __init__(self, runtime: Runtime, session_id: str, entry: _Entry) -> None:
+        self.runtime = runtime
+        self.session_id = session_id
+        self.entry = entry
+
+    def __call__(self) -> pykka.ActorRef[Any]:
+        return self.runtime._start_session(self.session_id, self.entry)
