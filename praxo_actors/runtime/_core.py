@@ -77,6 +77,8 @@ class _Entry:
     runs: dict[str, RunFuture] = field(default_factory=dict)
     last_active: float = 0.0
     error: BaseException | None = None
+    # Encoded StartRuns routed while activating, sent in order once the actor is up.
+    backlog: list[tuple[str, bytes]] | None = None
 
     @property
     def activating(self) -> bool:

@@ -206,6 +206,7 @@ class Runtime:
     _core: RuntimeCore
     _idle_timeout: float | None
     _io_pool: IOPool
+    _activator: IOPool
     _janitor: asyncio.TimerHandle
     _loop: asyncio.AbstractEventLoop
     _loop_thread: threading.Thread
@@ -307,6 +308,8 @@ class Runtime:
         )
         self._loop_thread.start()
         self._io_pool = IOPool(io_threads)
+        # One thread: the sessions supervisor starts one child at a time anyway.
+        self._activator = IOPool(1, name="praxo-activate")
         self._scheduler = Scheduler(scheduler_threads)
         self._router = EventRouter(delivery_threads)
         self.events = Events(self._router)
@@ -409,22 +412,36 @@ class Runtime:
         except PraxoError as exc:
             _fail(future, exc)
             return future
-        ref = self._activate(handle.id, entry) if activate else self._await_ready(entry)
-        if ref is None:
-            # A failed activation has failed the entry's runs (this one among them) with its
-            # error; one still under way after the wait would otherwise leave this run waiting.
-            self._core.settle_error(
-                run_id, PraxoError("SESSION_START_FAILED", "the session did not start in time")
-            )
-            return future
-        try:
-            ref.tell(encode(StartRun(run_id, handle.agent, input, deadline_ns)))
-        except pykka.ActorDeadError:
-            # The actor stopped between routing and sending: the runtime stopped it, or it
-            # crashed (its runs, this one among them, are then failed with SESSION_CRASHED).
-            code = "RUNTIME_STOPPED" if self._core.stopping else "SESSION_CRASHED"
-            self._core.settle_error(run_id, AgentError(code, "the session stopped", run_id))
+        message = encode(StartRun(run_id, handle.agent, input, deadline_ns))
+        with self._core.lock:
+            ref = entry.ref
+            if ref is None and entry.error is None:
+                # Activating: the activator sends it, in order, once the actor is up.
+                if entry.backlog is None:
+                    entry.backlog = []
+                entry.backlog.append((run_id, message))
+        if activate:
+            # Off the caller's thread: run() never waits on the sessions supervisor, so it is
+            # safe to call from an event loop.
+            self._activator.submit(self._activate, (handle.id, entry), _ignore)
+        if ref is not None:
+            self._send(ref, run_id, message)
         return future
+
+    def _send(self, ref: pykka.ActorRef[Any], run_id: str, message: bytes) -> None:
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError:
+            self._undelivered(run_id)
+
+    def _undelivered(self, run_id: str) -> None:
+        """Fail a run whose actor stopped between routing and sending.
+
+        The runtime stopped it, or it crashed (its runs, this one among them, are then failed
+        with SESSION_CRASHED already: settling twice is a no-op).
+        """
+        code = "RUNTIME_STOPPED" if self._core.stopping else "SESSION_CRASHED"
+        self._core.settle_error(run_id, AgentError(code, "the session stopped", run_id))
 
     def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
         core = self._core
@@ -443,14 +460,26 @@ class Runtime:
                     del core.live[session_id]
                 runs = list(entry.runs)
                 entry.error = error
+                entry.backlog = None
                 core.activated.notify_all()
             for run_id in runs:
                 core.settle_error(run_id, error)
             return None
+        undelivered = []
         with core.lock:
             entry.ref = ref
+            backlog, entry.backlog = entry.backlog or [], None
             core.counters.activations += 1
             core.activated.notify_all()
+            # Under the lock, so that no run routed from now on overtakes the queued ones (and
+            # settled after it: settling takes the lock).
+            for run_id, message in backlog:
+                try:
+                    ref.tell(message)
+                except pykka.ActorDeadError:
+                    undelivered.append(run_id)
+        for run_id in undelivered:
+            self._undelivered(run_id)
         return ref
 
     def _start_session(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any]:
@@ -623,6 +652,8 @@ class Runtime:
 
     def _release_threads(self) -> None:
         self._router.close(timeout=self._timeout)
+        for name in self._activator.shutdown(self._timeout):
+            logger.error("activator_thread_abandoned", thread=name)
         for name in self._io_pool.shutdown(self._timeout):
             logger.error("io_thread_abandoned", thread=name)
         self._scheduler.shutdown(timeout=self._timeout)
@@ -711,3 +742,9 @@ class _SessionStart:
 
     def __call__(self) -> pykka.ActorRef[Any]:
         return self.runtime._start_session(self.session_id, self.entry)
+
+
+def _ignore(ok: bool, value: Any) -> None:
+    """Take the activator's outcome: ``_activate`` settles every run itself, so only report."""
+    if not ok:
+        logger.error("activation_failed", error=repr(value))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,8 @@ def test_runs_in_flight_when_the_store_crashes_end_with_a_code(runtime: Start) -
     codes = [error_code(f) for f in futures]
     gate.release()
     assert codes == ["SESSION_CRASHED"] * 3
-    wait_until(lambda: rt._core.store_ref.is_alive())
+    # rest_for_one: the store restarts, then the sessions supervisor after it.
+    wait_until(lambda: rt._core.store_ref.is_alive() and rt._sessions_ref.is_alive())
     assert rt.session("after", agent="gated").run("y").get(timeout=TIMEOUT).output == "y!"
 
 
@@ -125,3 +127,28 @@ def test_a_stale_registration_is_stopped_when_its_session_activates(runtime: Sta
     assert rt.session("s").run("hi").get(timeout=TIMEOUT).output == "hi"
     assert not stray.is_alive()
     assert rt.registry.lookup("s") is not stray
+
+
+class _SlowRestoreStore(InMemoryStore):
+    """A store whose reads wait until ``gate`` is set, holding a session's activation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def get(self, namespace: Any, key: str) -> Any:
+        self.gate.wait(TIMEOUT)
+        return super().get(namespace, key)
+
+
+def test_run_returns_while_the_session_is_still_activating(runtime: Start) -> None:
+    """``run()`` never waits on activation; runs routed meanwhile are sent in order after it."""
+    store = _SlowRestoreStore()
+    rt = runtime(agents={"default": echo_agent}, store=store)
+    handle = rt.session("s")
+    first, second = handle.run("one"), handle.run("two")
+    assert not first.done() and not second.done()
+    store.gate.set()
+    assert first.get(timeout=TIMEOUT).output == "one"
+    assert second.get(timeout=TIMEOUT).output == "two"
+    assert [m.content for m in handle.history()] == ["one", "one", "two", "two"]
