@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pykka
 import pytest
+from _helpers import assert_no_new_threads
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
@@ -73,10 +73,7 @@ def guarded() -> Iterator[list[Runtime]]:
     for rt in runtimes:
         rt.stop()
     assert set(pykka.ActorRegistry.get_all()) - actors_before == set()
-    deadline = time.monotonic() + 10.0
-    for thread in set(threading.enumerate()) - threads_before:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert sorted(t.name for t in set(threading.enumerate()) - threads_before) == []
+    assert_no_new_threads(threads_before, 10.0)
 
 
 def _outcome(future: RunFuture) -> tuple[str, Any]:

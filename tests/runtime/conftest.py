@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from _helpers import assert_no_new_threads
 from _runtime_helpers import TIMEOUT
 
 from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime import Runtime
-
-
-def _leaked(before: set[threading.Thread], timeout: float) -> list[str]:
-    """Return the names of threads not in ``before`` still alive after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    for thread in set(threading.enumerate()) - before:
-        thread.join(max(deadline - time.monotonic(), 0.0))
-    return sorted(t.name for t in set(threading.enumerate()) - before if t.is_alive())
 
 
 @pytest.fixture
@@ -46,4 +38,4 @@ def runtime() -> Iterator[Callable[..., Runtime]]:
     yield start
     for rt in reversed(started):
         rt.stop()
-    assert _leaked(before, TIMEOUT) == []
+    assert_no_new_threads(before, TIMEOUT)
