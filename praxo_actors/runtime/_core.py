@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 import pykka
 import structlog
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import (
+    AgentError,
+    PraxoError,
+    RuntimeLimitError,
+    SessionBusyError,
+    SessionOverloadedError,
+)
 from praxo_actors.agent import AgentOptions
 from praxo_actors.models import Event, RunResult
 from praxo_actors.runtime._bridge import LoopBridge
@@ -202,12 +208,6 @@ class RuntimeCore:
         Raises:
             PraxoError: ``SESSION_BUSY``, ``SESSION_OVERLOADED`` or ``RUNTIME_SESSION_LIMIT``.
         """
-        from praxo_actors._errors import (
-            RuntimeLimitError,
-            SessionBusyError,
-            SessionOverloadedError,
-        )
-
         with self.lock:
             if self.stopping:
                 raise PraxoError("RUNTIME_STOPPED", "the runtime is stopping")

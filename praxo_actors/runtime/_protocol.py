@@ -17,7 +17,6 @@ from praxo_actors.models import Event, Message
 
 __all__ = [
     "CancelRun",
-    "CheckpointSaved",
     "Crash",
     "EffectDone",
     "FlushCheckpoints",
@@ -110,13 +109,6 @@ class LoadCheckpoint(_Msg, frozen=True, tag="load_checkpoint"):
     session_id: str
 
 
-class CheckpointSaved(_Msg, frozen=True, tag="checkpoint_saved"):
-    """The memory store acknowledged the checkpoint written after run ``run_id``."""
-
-    run_id: str
-    error: str | None = None
-
-
 RuntimeMessage = (
     StartRun
     | CancelRun
@@ -129,7 +121,6 @@ RuntimeMessage = (
     | SaveCheckpoint
     | FlushCheckpoints
     | LoadCheckpoint
-    | CheckpointSaved
 )
 
 _encoder = msgspec.msgpack.Encoder()

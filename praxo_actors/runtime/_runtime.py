@@ -499,21 +499,15 @@ class Runtime:
         ref = SessionActor.start(self._core, session_id, actor_scheduler=self._scheduler)
         return self.registry.register(session_id, ref)
 
-    def _await_ready(
-        self, entry: _Entry, timeout: float | None = None
-    ) -> pykka.ActorRef[Any] | None:
-        """Return the entry's actor once activated; None if activation failed or timed out."""
-        if entry.ref is not None:
-            return entry.ref
-        with self._core.lock:
-            self._core.activated.wait_for(
-                lambda: not entry.activating, self._timeout if timeout is None else timeout
-            )
-            return entry.ref
-
     def _ref(self, session_id: str, timeout: float) -> pykka.ActorRef[Any] | None:
+        """Return a live session's actor, waiting for its activation; None if there is none."""
         entry = self._core.live.get(session_id)
-        return None if entry is None else self._await_ready(entry, timeout)
+        if entry is None:
+            return None
+        if entry.ref is None:
+            with self._core.lock:
+                self._core.activated.wait_for(lambda: not entry.activating, timeout)
+        return entry.ref
 
     def _cancel(self, future: RunFuture) -> bool:
         ref = self._ref(future.session_id, self._timeout)
