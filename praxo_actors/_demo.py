@@ -339,27 +339,49 @@ class _EventCounter:
 
 @contextlib.contextmanager
 def _logs_to(path: Path) -> Iterator[None]:
-    """Send structlog and standard logging (INFO and up) to ``path`` while the demo runs."""
+    """Write the library's records (INFO and up) and others' warnings to ``path`` as JSON lines.
+
+    The demo is a program, so it configures logging, as a host would (``docs/logging.md``): one
+    stdlib handler with structlog's ``ProcessorFormatter``, which renders the library's event
+    dicts, other libraries' stdlib records and any ``structlog.get_logger()`` logger alike.
+    Everything is put back when the demo ends.
+    """
     previous = structlog.get_config()
+    logger_class = logging.getLoggerClass()  # structlog.stdlib.LoggerFactory() replaces it
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger()
-    with open(path, "a", encoding="utf-8") as file:
-        structlog.configure(
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
             processors=[
-                structlog.processors.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.stdlib.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso"),
                 structlog.processors.format_exc_info,
                 structlog.processors.JSONRenderer(),
             ],
-            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-            logger_factory=structlog.WriteLoggerFactory(file),
-            cache_logger_on_first_use=False,
         )
-        root.addHandler(handler)
-        try:
-            yield
-        finally:
-            root.removeHandler(handler)
-            handler.close()
-            structlog.configure(**previous)
+    )
+    root = logging.getLogger()
+    libraries = [logging.getLogger(name) for name in ("praxo_actors", "supervisors")]
+    levels = [logger.level for logger in libraries]
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        wrapper_class=structlog.stdlib.BoundLogger,
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=False,
+    )
+    for logger in libraries:
+        logger.setLevel(logging.INFO)
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        for logger, level in zip(libraries, levels, strict=True):
+            logger.setLevel(level)
+        structlog.configure(**previous)
+        logging.setLoggerClass(logger_class)

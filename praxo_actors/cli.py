@@ -3,7 +3,8 @@
 Run ``praxo-actors --help`` (or ``python -m praxo_actors.cli --help``). Exit statuses: 0 on
 success, 1 when the demo, a vector or a benchmark fails, 2 for a usage error or when the
 conformance vectors or benchmarks are not available (they ship with the source repository,
-not with the installed package).
+not with the installed package), or when the demo's display library ``rich`` is not installed
+(it comes with the ``cli`` extra: ``pip install 'praxo-actors[cli]'``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from rich.console import Console
 
 __all__ = ["build_parser", "main"]
 
@@ -105,8 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
+    # rich is the cli extra's, not the library's: import it here, and say how to get it.
+    try:
+        from rich.console import Console
+
+        from praxo_actors._demo_view import DemoView
+    except ModuleNotFoundError as exc:
+        if exc.name != "rich" and not (exc.name or "").startswith("rich."):
+            raise
+        print(
+            "praxo-actors demo: the demo's display needs the 'rich' package, which the 'cli' "
+            "extra installs: pip install 'praxo-actors[cli]'",
+            file=sys.stderr,
+        )
+        return 2
     from praxo_actors._demo import DemoConfig, run_demo
-    from praxo_actors._demo_view import DemoView
 
     config = DemoConfig(
         sessions=args.sessions,

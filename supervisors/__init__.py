@@ -5,6 +5,8 @@ Generic: nothing here knows what the supervised actors do. See ``docs/supervisio
 
 from __future__ import annotations
 
+import logging
+
 from supervisors._ask_crash import CrashOnAskError
 from supervisors._clock import Clock, ManualClock
 from supervisors._dynamic import DynamicSupervisor
@@ -14,6 +16,10 @@ from supervisors._records import ChildCounts, ChildRecord, SupervisorStatistics
 from supervisors._registry import Registry
 from supervisors._spec import ChildSpec, ChildType, Restart
 from supervisors._supervisor import AutoShutdown, Strategy, Supervisor
+
+# A library never configures logging; this handler only keeps the stdlib's last-resort handler
+# from printing our warnings to stderr when the host configured nothing.
+logging.getLogger("supervisors").addHandler(logging.NullHandler())
 
 __all__ = [
     "AutoShutdown",

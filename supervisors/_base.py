@@ -10,22 +10,22 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import pykka
-import structlog
 from pykka.messages import ProxyGetAttr
 
 from supervisors._clock import Clock
 from supervisors._errors import INVALID_SPEC, MAX_RESTARTS, START_FAILED, SupervisorError
+from supervisors._log import get_logger
 from supervisors._monitor import Down, Monitor, monitor
 from supervisors._records import ChildCounts, ChildRecord, SupervisorStatistics
 from supervisors._spec import ChildSpec, is_positive_seconds
 
-__all__ = ["SupervisorBase"]
+__all__ = ["PING", "SupervisorBase"]
 
-logger = structlog.get_logger("supervisors")
+logger = get_logger("supervisors")
 
 # Pykka answers this itself (no user handler runs) and only after `on_start` has returned,
 # so a reply proves the child started; a dead child answers with ActorDeadError.
-_PING = ProxyGetAttr(attr_path=("actor_urn",))
+_PING = PING = ProxyGetAttr(attr_path=("actor_urn",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,7 @@ class SupervisorBase(pykka.ThreadingActor):
         # The newest max_restarts + 1 restart times are all the window check needs.
         self._restart_times: deque[float] = deque(maxlen=max_restarts + 1)
         self._label = name if name is not None else str(self.actor_ref)
+        self._logger = logger.bind(supervisor=self._label)
         self._restarts = 0
         self._failed_restarts = 0
         self._abandoned = 0
@@ -164,6 +165,11 @@ class SupervisorBase(pykka.ThreadingActor):
 
     def _start_child(self, child: _Child) -> pykka.ActorRef[Any]:
         """Start ``child`` and wait for it to answer; raise ``SUPERVISOR_START_FAILED`` if not."""
+        launched = self._launch(child)
+        return self._confirm(child, launched, launched[0].ask(_PING, block=False))
+
+    def _launch(self, child: _Child) -> tuple[pykka.ActorRef[Any], Monitor, list[Down]]:
+        """Call ``child``'s start function and monitor the actor it returns (not waited for)."""
         spec = child.spec
         try:
             ref = spec.start()
@@ -174,9 +180,19 @@ class SupervisorBase(pykka.ThreadingActor):
             self._start_failed(child, None, returned=repr(ref))
             raise SupervisorError(START_FAILED, f"child {spec.id!r}: start returned {ref!r}")
         downs: list[Down] = []
-        child_monitor = monitor(ref, self._down_teller(child.key, ref, downs))
+        return ref, monitor(ref, self._down_teller(child.key, ref, downs)), downs
+
+    def _confirm(
+        self,
+        child: _Child,
+        launched: tuple[pykka.ActorRef[Any], Monitor, list[Down]],
+        ping: pykka.Future[Any],
+    ) -> pykka.ActorRef[Any]:
+        """Wait for a launched child's answer to ``ping``; then it counts as started."""
+        ref, child_monitor, downs = launched
+        spec = child.spec
         try:
-            ref.ask(_PING, timeout=spec.start_timeout)
+            ping.get(timeout=spec.start_timeout)
         except Exception as exc:
             child_monitor.cancel()
             if ref.is_alive():  # it did not answer in time, or would not answer at all
@@ -315,11 +331,9 @@ class SupervisorBase(pykka.ThreadingActor):
         self._report("error", "child_start_failed", child.spec.id, error=repr(error), **fields)
 
     def _report(self, level: str, event: str, child_id: str | None = None, **fields: Any) -> None:
-        # Bound per event rather than once: a logger bound at start would freeze the structlog
-        # configuration of that moment (and miss structlog.testing.capture_logs).
         if child_id is not None:
             fields["child_id"] = child_id
-        getattr(logger.bind(supervisor=self._label), level)(event, **fields)
+        getattr(self._logger, level)(event, **fields)
 
 
 class _DownTeller:

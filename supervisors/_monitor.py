@@ -11,11 +11,12 @@ from types import TracebackType
 from typing import Any, Literal
 
 import pykka
-import structlog
+
+from supervisors._log import get_logger
 
 __all__ = ["Down", "DownReason", "Monitor", "monitor"]
 
-logger = structlog.get_logger("supervisors")
+logger = get_logger("supervisors")
 
 DownReason = Literal["normal", "crash", "noproc"]
 
@@ -87,7 +88,7 @@ def monitor(ref: pykka.ActorRef[Any], callback: Callable[[Down], None]) -> Monit
     their monitors were set up. For an actor that is already stopped, the callback runs at
     once, in the caller's thread, with reason ``"noproc"`` (after the Downs of monitors set up
     earlier, if they are being delivered right now). An exception in a callback is
-    reported (structlog event ``monitor_callback_failed``) rather than raised: raising there
+    logged (event ``monitor_callback_failed``) rather than raised: raising there
     would end the actor's thread in the middle of Pykka's own teardown.
 
     Args:

@@ -202,6 +202,19 @@ def test_conformance_without_a_checkout_says_so(
     assert "source repository" in capsys.readouterr().err
 
 
+def test_the_demo_without_rich_names_the_cli_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without rich installed, ``demo`` says to install the ``cli`` extra and exits 2."""
+    for name in [*(m for m in sys.modules if m.startswith("rich.")), "rich"]:
+        monkeypatch.setitem(sys.modules, name, None)  # None: "import rich..." fails
+    monkeypatch.delitem(sys.modules, "praxo_actors._demo_view", raising=False)
+    assert cli.main(["demo", "--sessions", "1", "--no-live"]) == 2
+    captured = capsys.readouterr()
+    assert "pip install 'praxo-actors[cli]'" in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
 def test_bench_lists_the_scripts_of_the_checkout(capsys: pytest.CaptureFixture[str]) -> None:
     """``praxo-actors bench --list`` names the scripts in bench/."""
     assert cli.main(["bench", "--list"]) == 0

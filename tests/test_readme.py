@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import python_blocks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
-
-
-def python_blocks(text: str) -> list[tuple[int, str]]:
-    """Return each ```python block of ``text`` with the line number its code starts on."""
-    return [
-        (text.count("\n", 0, match.start(1)) + 1, match.group(1)) for match in BLOCK.finditer(text)
-    ]
 
 
 def test_the_readme_has_python_examples() -> None:

@@ -14,19 +14,20 @@ child node, under the supervisor at ``under``); a step with ``error`` expects th
 ``counts`` ([specs, active, supervisors, workers]), ``children`` (per child: ``id``,
 ``running``, ``starts`` = start attempts, ``restarting``, nested ``children``), ``stops``
 (workers' ``on_stop`` so far, in order), ``stop_order`` (``on_stop`` order when the root is
-then stopped) and ``reports`` (how many structlog reports of each named event, e.g.
+then stopped) and ``reports`` (how many reports (log records) of each named event, e.g.
 ``child_crashed``). Every wait is bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import pykka
 from pykka.messages import ProxyGetAttr
-from structlog.testing import capture_logs
 
 from conformance._runner import Case, CaseFailure
 from supervisors import (
@@ -213,10 +214,35 @@ def _ask(ref: pykka.ActorRef[Any], method: str, *args: Any) -> Any:
     return getattr(ref.proxy(), method)(*args).get(timeout=TIMEOUT)
 
 
+class _Reports(logging.Handler):
+    """Keep the event dict of every record the ``supervisors`` loggers emit."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.events: list[MutableMapping[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, dict):
+            self.events.append(record.msg)
+
+
+@contextlib.contextmanager
+def _captured_reports() -> Iterator[list[MutableMapping[str, Any]]]:
+    logger = logging.getLogger("supervisors")
+    handler, level = _Reports(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler.events
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def run_case(case: Case) -> None:
     """Run one supervision scenario; raise CaseFailure on any difference."""
     tree = _Tree()
-    with capture_logs() as reports:
+    with _captured_reports() as reports:
         try:
             _run(tree, case, reports)
         finally:

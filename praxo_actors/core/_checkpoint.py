@@ -110,8 +110,8 @@ def dump_checkpoint(
             "version": VERSION,
             "session": _session_doc(session, metadata),
         }
-        # The written document must load again: the same walk that guards loading checks it.
-        _revive_session(doc["session"], DEFAULT_CHECKPOINT_TYPES)
+        # The written document must load again: building it checked every field that loading
+        # checks (roles, strings, JSON values), so no second walk is needed.
         body = _encoder.encode(doc)
     except (RecursionError, ValueError, msgspec.MsgspecError) as exc:
         # RecursionError: absurdly deep nesting; ValueError: a str holding lone surrogates.
@@ -169,7 +169,7 @@ def load_checkpoint(
 def _session_doc(session: Session, metadata: Any) -> dict[str, Any]:
     return {
         "type": "session",
-        "id": session.id,
+        "id": _str(session.id, "session.id"),
         "messages": [_message_doc(m) for m in _list(session.messages, "messages")],
         "metadata": _json_copy(metadata, "metadata"),
     }
@@ -179,34 +179,44 @@ def _message_doc(message: Any) -> dict[str, Any]:
     if not isinstance(message, Message):
         raise _invalid(f"messages must hold Message, got {type(message).__name__}")
     content = message.content
+    role = message.role
+    if not isinstance(role, str) or role not in _ROLES:
+        raise _invalid(f"message.role must be one of {sorted(_ROLES)}, got {role!r}")
     return {
         "type": "message",
-        "role": message.role,
+        "role": role,
         "content": content
         if isinstance(content, str)
         else [_block_doc(b) for b in _list(content, "content")],
         "tool_calls": [_call_doc(c) for c in _list(message.tool_calls, "tool_calls")],
-        "tool_call_id": message.tool_call_id,
-        "name": message.name,
+        "tool_call_id": _opt_str(message.tool_call_id, "message.tool_call_id"),
+        "name": _opt_str(message.name, "message.name"),
     }
 
 
 def _block_doc(block: Any) -> dict[str, Any]:
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
+        return {"type": "text", "text": _str(block.text, "text.text")}
     if isinstance(block, ImageBlock):
-        return {"type": "image", "url": block.url, "media_type": block.media_type}
+        return {
+            "type": "image",
+            "url": _str(block.url, "image.url"),
+            "media_type": _opt_str(block.media_type, "image.media_type"),
+        }
     raise _invalid(f"content must hold TextBlock or ImageBlock, got {type(block).__name__}")
 
 
 def _call_doc(call: Any) -> dict[str, Any]:
     if not isinstance(call, ToolCall):
         raise _invalid(f"tool_calls must hold ToolCall, got {type(call).__name__}")
+    arguments = _json_copy(call.arguments, "arguments")
+    if not isinstance(arguments, dict):
+        raise _invalid(f"tool_call.arguments must be an object, got {_json_type(arguments)}")
     return {
         "type": "tool_call",
-        "name": call.name,
-        "arguments": _json_copy(call.arguments, "arguments"),
-        "id": call.id,
+        "name": _str(call.name, "tool_call.name"),
+        "arguments": arguments,
+        "id": _opt_str(call.id, "tool_call.id"),
     }
 
 

@@ -20,12 +20,16 @@ file written by an unknown schema. Plain argument mistakes (a negative ``limit``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from praxo_actors._errors import MemoryStoreError
 from praxo_actors.memory._base import Clock, Namespace, Store
 from praxo_actors.memory._inmemory import InMemoryStore
 from praxo_actors.memory._item import Item
-from praxo_actors.memory._sqlite import SQLiteStore
 from praxo_actors.memory._tools import memory_tools
+
+if TYPE_CHECKING:
+    from praxo_actors.memory._sqlite import SQLiteStore
 
 __all__ = [
     "Clock",
@@ -37,3 +41,17 @@ __all__ = [
     "Store",
     "memory_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import :class:`SQLiteStore` (and with it ``sqlite3``) on first access (PEP 562)."""
+    if name == "SQLiteStore":
+        from praxo_actors.memory._sqlite import SQLiteStore
+
+        globals()[name] = SQLiteStore
+        return SQLiteStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -226,6 +226,22 @@ class StoreBase(abc.ABC):
             row = self._read(ns, key)
         return None if row is None else _to_item(row)
 
+    def get_many(self, namespace: Sequence[str], keys: Sequence[str]) -> list[Item | None]:
+        """Return the item (or None) under each of ``keys`` in ``namespace``, in order.
+
+        One read for all of them (one query for SQLite), so restoring a burst of sessions
+        costs one store round trip.
+
+        Raises:
+            MemoryStoreError: ``MEMORY_INVALID_NAMESPACE`` or ``MEMORY_INVALID_KEY``.
+        """
+        ns = check_namespace(namespace)
+        checked = [check_key(key) for key in keys]
+        with self._lock:
+            self._check_open()
+            rows = self._read_many(ns, checked)
+        return [None if row is None else _to_item(row) for row in rows]
+
     def delete(self, namespace: Sequence[str], key: str) -> bool:
         """Remove the item under ``namespace`` and ``key``; return whether it existed.
 
@@ -332,6 +348,10 @@ class StoreBase(abc.ABC):
         """Write several rows; a backend with transactions makes it one."""
         for namespace, key, text in rows:
             self._write(namespace, key, text, now_ns)
+
+    def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
+        """Return one row (or None) per key; a backend with queries makes it one."""
+        return [self._read(namespace, key) for key in keys]
 
     @abc.abstractmethod
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:

@@ -134,6 +134,22 @@ class SQLiteStore(StoreBase):
         ).fetchone()
         return None if found is None else _Row(namespace, key, *found)
 
+    def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
+        found: dict[str, _Row] = {}
+        ns = _encode_ns(namespace)
+        # SQLite allows 32,766 parameters per statement (since 3.32); stay well below.
+        for start in range(0, len(keys), 900):
+            chunk = keys[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, value, created_ns, updated_ns FROM {_TABLE} "
+                f"WHERE namespace = ? AND key IN ({marks})",
+                (ns, *chunk),
+            ).fetchall()
+            for key, *rest in rows:
+                found[key] = _Row(namespace, key, *rest)
+        return [found.get(key) for key in keys]
+
     def _remove(self, namespace: Namespace, key: str) -> bool:
         cursor = self._conn.execute(
             f"DELETE FROM {_TABLE} WHERE namespace = ? AND key = ?", (_encode_ns(namespace), key)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from praxo_actors.runtime._core import RunFuture
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._mn import MNActor
+from praxo_actors.runtime._run_future import RunFuture
 from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
 from praxo_actors.runtime._sched import (
     Scheduler,

@@ -25,15 +25,15 @@ from typing import Any
 
 import msgspec
 import pykka
-import structlog
 
 from praxo_actors._errors import PraxoError
+from praxo_actors._log import get_logger
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import Publish, decode
 
 __all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]
 
-logger = structlog.get_logger("praxo_actors.events")
+logger = get_logger("praxo_actors.events")
 
 _event_encoder = msgspec.msgpack.Encoder()
 _event_decoder = msgspec.msgpack.Decoder(Event)
@@ -196,6 +196,9 @@ class EventRouter:
         self._pool = ThreadPoolExecutor(delivery_threads, thread_name_prefix="praxo-events")
         self._closed = False
         self.routed = 0
+        # Counts of ended subscriptions, so that the runtime's totals never fall.
+        self.delivered_total = 0
+        self.dropped_total = 0
 
     def route(self, events: list[Event]) -> None:
         """Offer each event to every matching subscription."""
@@ -237,7 +240,11 @@ class EventRouter:
 
     def _remove(self, sub: Subscription) -> None:
         with self._lock:
+            if sub not in self._subscriptions:
+                return
             self._subscriptions = tuple(s for s in self._subscriptions if s is not sub)
+            self.delivered_total += sub.delivered
+            self.dropped_total += sub.dropped
 
     @property
     def subscriptions(self) -> tuple[Subscription, ...]:
@@ -263,6 +270,8 @@ class EventRouter:
         with self._lock:
             self._closed = True
             subscriptions, self._subscriptions = self._subscriptions, ()
+            self.delivered_total += sum(sub.delivered for sub in subscriptions)
+            self.dropped_total += sum(sub.dropped for sub in subscriptions)
         for sub in subscriptions:
             with sub._lock:
                 sub._active = False

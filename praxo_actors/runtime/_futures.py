@@ -12,8 +12,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
-import structlog
 
+from praxo_actors._log import get_logger
 from praxo_actors.runtime._sched import wait_lock
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MNFuture"]
 
-logger = structlog.get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.runtime")
 
 T = TypeVar("T")
 
@@ -196,6 +196,9 @@ def _call(fn: Callable[[Any], object], future: MNFuture[Any]) -> None:
 
 
 def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None], _: object) -> None:
+    if asyncio._get_running_loop() is loop:
+        _set_wake(wake)  # set on the awaiting loop's own thread: no self-pipe write needed
+        return
     # A closed loop raises RuntimeError: nobody is left to wake.
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(_set_wake, wake)

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
-import structlog
+from praxo_actors._log import get_logger
 
 __all__ = ["IOPool"]
 
-logger = structlog.get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.runtime")
 
 Outcome = Callable[[bool, Any], None]
 _Job = tuple[Callable[..., Any], tuple[Any, ...], Outcome] | None

@@ -56,9 +56,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 import pykka
-import structlog
 from pykka.messages import _ActorStop
 
+from praxo_actors._log import get_logger
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._sched import Scheduler, default_scheduler
 
@@ -66,14 +66,18 @@ if TYPE_CHECKING:
     from pykka._actor import ActorInbox
     from pykka._envelope import Envelope
 
+    from praxo_actors.runtime._loop_sched import LoopScheduler
+
+    AnyScheduler = Scheduler | LoopScheduler
+
 __all__ = ["MNActor"]
 
-logger = structlog.get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.runtime")
 
 _NEW, _STARTING, _IDLE, _QUEUED, _DEAD = range(5)
 _NO_BUDGET = sys.maxsize
 # The scheduler named to the innermost ``start()`` in this thread; read by ``_start_actor_loop``.
-_start_on: ContextVar[Scheduler | None] = ContextVar("_start_on", default=None)
+_start_on: ContextVar[AnyScheduler | None] = ContextVar("_start_on", default=None)
 # Guards lazy creation of _LazyEvent conditions; taken only by set/clear/wait, never per message.
 _event_lock = threading.Lock()
 
@@ -128,7 +132,7 @@ class _Inbox:
 
     def __init__(self) -> None:
         self._actor: MNActor | None = None
-        self._sched: Scheduler = cast("Scheduler", None)
+        self._sched: AnyScheduler = cast("AnyScheduler", None)
         self._q: deque[Envelope[Any]] | None = None
         self._state = _NEW
         self._budget = 0
@@ -170,6 +174,7 @@ class _Inbox:
         with sched._lock:
             sched._check_open_locked()
             self._state = _STARTING
+            sched._live.add(self)
             sched._ready_locked(self)
 
     def _run(self) -> None:
@@ -219,15 +224,30 @@ class _Inbox:
                     self._state = _DEAD
                     # Let the actor be collected while refs to it (and to this inbox) live on.
                     self._actor = None
+                    sched._gone_locked(self)
                     return
 
     def _abort(self) -> None:
         with self._sched._lock:
             self._state = _DEAD
             self._actor = None
+            self._sched._gone_locked(self)
         while self._q:
             _reject(self._q.popleft())
         self._q = None
+
+    def _kill(self) -> None:
+        """Mark the actor dead without running it: its scheduler shut down under it.
+
+        Messages still queued are answered with ``ActorDeadError``, and so is every later one;
+        ``is_alive()`` turns False. Its ``on_stop`` cannot run: no thread is left to run it.
+        """
+        actor = self._actor
+        self._abort()
+        if actor is not None:
+            pykka.ActorRegistry.unregister(actor.actor_ref)
+            actor.actor_stopped.set()
+            logger.warning("actor.abandoned", actor=str(actor), reason="scheduler shut down")
 
 
 def _reject(envelope: Envelope[Any]) -> None:
@@ -251,7 +271,7 @@ class MNActor(pykka.Actor):
         ``ref = Counter.start(actor_scheduler=Scheduler(2))``
     """
 
-    actor_scheduler: ClassVar[Scheduler | None] = None
+    actor_scheduler: ClassVar[AnyScheduler | None] = None
     """The scheduler of this class's actors; ``None`` means :func:`default_scheduler`."""
 
     actor_registered: ClassVar[bool] = True
@@ -265,7 +285,7 @@ class MNActor(pykka.Actor):
 
     @classmethod
     def start(
-        cls, *args: Any, actor_scheduler: Scheduler | None = None, **kwargs: Any
+        cls, *args: Any, actor_scheduler: AnyScheduler | None = None, **kwargs: Any
     ) -> pykka.ActorRef[Self]:
         """Start an actor; the other arguments go to the constructor, as in Pykka.
 

@@ -13,18 +13,28 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import ProtocolError
-from praxo_actors.models import Event, Message
+from praxo_actors.agent._tool import ToolError
+from praxo_actors.models import Event, Message, ModelError, Response
 
 __all__ = [
     "CancelRun",
+    "Checkpoints",
     "Crash",
     "EffectDone",
     "FlushCheckpoints",
     "GetHistory",
     "History",
     "LoadCheckpoint",
-    "Passivate",
+    "LoadCheckpoints",
+    "Outcome",
     "Publish",
+    "Raised",
+    "Restore",
+    "Returned",
+    "ReturnedModelError",
+    "ReturnedObject",
+    "ReturnedResponse",
+    "ReturnedToolError",
     "RuntimeMessage",
     "SaveCheckpoint",
     "StartRun",
@@ -52,15 +62,72 @@ class CancelRun(_Msg, frozen=True, tag="cancel_run"):
     run_id: str
 
 
-class EffectDone(_Msg, frozen=True, tag="effect_done"):
-    """A callback of run ``run_id`` finished; its result waits in local slot ``token``.
+class ReturnedResponse(_Msg, frozen=True, tag="response"):
+    """A model callback returned a :class:`~praxo_actors.models.Response`."""
 
-    Callback results are user objects (a tool may return anything, a callback may raise), so
-    they stay in the receiving session's own table and only this notice travels.
+    response: Response
+
+
+class ReturnedModelError(_Msg, frozen=True, tag="model_error"):
+    """A model callback returned a :class:`~praxo_actors.models.ModelError`."""
+
+    error: ModelError
+
+
+class ReturnedToolError(_Msg, frozen=True, tag="tool_error"):
+    """A tool returned a :class:`~praxo_actors.agent.ToolError`."""
+
+    error: ToolError
+
+
+class Returned(_Msg, frozen=True, tag="returned"):
+    """A callback returned any other value (a tool's JSON, a summary, a repaired text)."""
+
+    value: Any
+
+
+class ReturnedObject(_Msg, frozen=True, tag="returned_object"):
+    """A callback returned a value that is not JSON (named by ``type``).
+
+    The value travels beside this notice, unchanged, so that the agent loop answers it exactly
+    as ``run_agent`` would (for a tool: a ``TypeError``, "not JSON").
+    """
+
+    type: str
+
+
+class Raised(_Msg, frozen=True, tag="raised"):
+    """A callback raised: its type and text, and its traceback as text.
+
+    The exception itself travels beside this notice in the same actor message, unchanged
+    (see :mod:`praxo_actors.runtime._outcome`).
+    """
+
+    text: str
+    traceback: str = ""
+
+
+Outcome = (
+    ReturnedResponse | ReturnedModelError | ReturnedToolError | Returned | ReturnedObject | Raised
+)
+
+
+class EffectDone(_Msg, frozen=True, tag="effect_done"):
+    """A callback of run ``run_id`` finished with ``outcome``; ``token`` names the call.
+
+    The outcome travels in the message itself (a copy, as every message is): the session
+    ignores one whose token is no longer the call it waits for (a cancelled or timed-out call).
     """
 
     run_id: str
     token: int
+    outcome: Outcome
+
+
+class Restore(_Msg, frozen=True, tag="restore"):
+    """The session's checkpoint document (None: a new session); the first thing it handles."""
+
+    document: str | None
 
 
 class GetHistory(_Msg, frozen=True, tag="get_history"):
@@ -71,12 +138,6 @@ class History(_Msg, frozen=True, tag="history"):
     """A session's reply to :class:`GetHistory`."""
 
     messages: list[Message]
-
-
-class Passivate(_Msg, frozen=True, tag="passivate"):
-    """Checkpoint and stop if idle (``idle_ns`` is the minimum idle time; 0: any idle session)."""
-
-    idle_ns: int = 0
 
 
 class Crash(_Msg, frozen=True, tag="crash"):
@@ -109,18 +170,32 @@ class LoadCheckpoint(_Msg, frozen=True, tag="load_checkpoint"):
     session_id: str
 
 
+class LoadCheckpoints(_Msg, frozen=True, tag="load_checkpoints"):
+    """Ask the memory store for many sessions' checkpoints at once (reply: Checkpoints)."""
+
+    session_ids: list[str]
+
+
+class Checkpoints(_Msg, frozen=True, tag="checkpoints"):
+    """The store's reply to :class:`LoadCheckpoints`: one document (or None) per session id."""
+
+    documents: list[str | None]
+
+
 RuntimeMessage = (
     StartRun
     | CancelRun
     | EffectDone
+    | Restore
     | GetHistory
     | History
-    | Passivate
     | Crash
     | Publish
     | SaveCheckpoint
     | FlushCheckpoints
     | LoadCheckpoint
+    | LoadCheckpoints
+    | Checkpoints
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -4,195 +4,62 @@
 
     root Supervisor (rest_for_one)
     ├── events    EventBus actor           → EventRouter → subscriptions (bounded buffers)
-    ├── store     StoreActor               → InMemoryStore | SQLiteStore (checkpoints)
+    ├── store     StoreActor | LoopStoreActor → InMemoryStore | SQLiteStore (checkpoints)
     └── sessions  DynamicSupervisor
-                  └── SessionActor × N     (M:N actors, named in a Registry by session id)
+                  └── SessionActor × N     (M:N actors on the event loop, in a Registry by id)
 
-``rest_for_one``: if the store actor dies, the sessions (which read and write checkpoints
-through it) restart after it; if the bus dies, everything after it restarts. Sessions are
-``temporary`` children: thousands of independent conversations must not share one restart
-budget (three crashed sessions in five seconds would otherwise stop them all). A crashed session
-is restored from its checkpoint by its next run instead, and the runs it held fail with
+``rest_for_one``: if the store actor dies, the sessions (which write checkpoints through it)
+restart after it; if the bus dies, everything after it restarts. Sessions are ``temporary``
+children: thousands of independent conversations must not share one restart budget. A crashed
+session is restored from its checkpoint by its next run instead, and the runs it held fail with
 ``SESSION_CRASHED``.
+
+The runtime is a thin front. Its event loop runs the sessions (by default), their ``async``
+callbacks, the in-memory store's actor and the :class:`~praxo_actors.runtime._router.Router`,
+the one owner of routing. ``Runtime.start`` owns a loop thread; ``Runtime.astart`` and
+``Runtime.open`` use the caller's running loop and own no thread for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import threading
-import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, TypeVar
 
-import msgspec
 import pykka
-import structlog
 
-from praxo_actors._errors import AgentError, PraxoError
-from praxo_actors.agent import AgentOptions, new_run_id
-from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, load_checkpoint
-from praxo_actors.memory import InMemoryStore, SQLiteStore
-from praxo_actors.models import Event, Message
-from praxo_actors.runtime._core import RunFuture, RuntimeCore, _Entry, _fail
-from praxo_actors.runtime._events import EventBus, EventRouter, EventStream, Subscription
+from praxo_actors._errors import PraxoError
+from praxo_actors._log import get_logger
+from praxo_actors.agent import AgentOptions
+from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
+from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
+from praxo_actors.runtime._activation import Activator
+from praxo_actors.runtime._agents import Agents
+from praxo_actors.runtime._bridge import LoopBridge
+from praxo_actors.runtime._config import OnBusy, RuntimeConfig
+from praxo_actors.runtime._events import EventBus, EventRouter
+from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._handle import Events, SessionHandle
+from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._iopool import IOPool
-from praxo_actors.runtime._protocol import (
-    CancelRun,
-    Crash,
-    GetHistory,
-    History,
-    LoadCheckpoint,
-    Passivate,
-    StartRun,
-    decode,
-    encode,
-)
-from praxo_actors.runtime._sched import Scheduler
-from praxo_actors.runtime._session import SessionActor
-from praxo_actors.runtime._store_actor import StoreActor
-from supervisors import ChildSpec, DynamicSupervisor, Registry, Supervisor, SupervisorError
+from praxo_actors.runtime._loop_sched import LoopScheduler
+from praxo_actors.runtime._router import Router, RuntimeStatistics
+from praxo_actors.runtime._sched import Scheduler, check_not_blocking, forbid_blocking
+from praxo_actors.runtime._store_actor import LoopStoreActor, StoreActor
+from supervisors import ChildSpec, DynamicSupervisor, Registry, Supervisor
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
 
-logger = structlog.get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.runtime")
 
-
-class RuntimeStatistics(msgspec.Struct, frozen=True):
-    """A snapshot of the runtime's counters."""
-
-    live_sessions: int
-    runs_started: int
-    runs_completed: int
-    runs_failed: int
-    runs_pending: int
-    activations: int
-    passivations: int
-    crashes: int
-    events_emitted: int
-    events_delivered: int
-    events_dropped: int
-    subscriptions: int
-
-
-class Events:
-    """The runtime's event bus, seen from outside: subscriptions and async streams."""
-
-    def __init__(self, router: EventRouter) -> None:
-        self._router = router
-
-    def subscribe(
-        self,
-        subscriber: Callable[[Event], Any] | pykka.ActorRef[Any],
-        pattern: str = "run.*",
-        session_id: str | None = None,
-        buffer: int = 1000,
-    ) -> Subscription:
-        """Deliver matching events to ``subscriber`` (a callable, or an actor that is asked).
-
-        Args:
-            subscriber: Called (or, for an ``ActorRef``, asked) with each :class:`Event`, one at
-                a time, in order, on a delivery thread. If it raises (or the actor has
-                stopped) it is removed.
-            pattern: A glob on the event type: ``"run.*"``, ``"tool.*"``, ``"*"``.
-            session_id: Only this session's events (None: every session's).
-            buffer: Events held for a slow subscriber; beyond that they are dropped and counted.
-
-        Raises:
-            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments; ``RUNTIME_STOPPED``
-                once the runtime has stopped.
-        """
-        return self._router.subscribe(subscriber, pattern, session_id, buffer)
-
-    def stream(
-        self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
-    ) -> EventStream:
-        """Subscribe now and return an async iterator of matching events.
-
-        Call it from a coroutine (it binds to the running event loop); every event published
-        after the call is delivered. It ends when the runtime stops; ``async with
-        runtime.events.stream(...) as events`` unsubscribes when the block is left.
-
-        Raises:
-            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
-            RuntimeError: No event loop is running in this thread.
-        """
-        return EventStream(self._router, pattern, session_id, buffer)
-
-    @property
-    def subscriptions(self) -> tuple[Subscription, ...]:
-        """The active subscriptions."""
-        return self._router.subscriptions
-
-
-class SessionHandle:
-    """A lightweight handle on one session; creating it starts nothing."""
-
-    def __init__(self, runtime: Runtime, session_id: str, agent: str) -> None:
-        self._runtime = runtime
-        self.id = session_id
-        self.agent = agent
-
-    def __repr__(self) -> str:
-        return f"<SessionHandle {self.id!r} agent={self.agent!r}>"
-
-    def run(self, input: str, deadline: float | None = None) -> RunFuture:
-        """Queue a run of ``input``; return its future at once.
-
-        The session is activated (restored from its checkpoint) if it is not live. The future
-        gives the :class:`~praxo_actors.models.RunResult`, or raises
-        :class:`~praxo_actors.AgentError` (with the run's code), a callback's own exception, or
-        :class:`~praxo_actors.PraxoError` (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
-        ``RUNTIME_SESSION_LIMIT``, ``SESSION_CRASHED``, ``RUNTIME_STOPPED``...).
-
-        Args:
-            input: The user's message text.
-            deadline: Seconds from now; checked between steps (``AGENT_DEADLINE``).
-
-        Raises:
-            PraxoError: ``RUNTIME_INVALID_INPUT`` for a non-str input or a bad deadline.
-        """
-        return self._runtime._run(self, input, deadline)
-
-    def history(self, timeout: float = 5.0) -> list[Message]:
-        """Return the session's committed messages (from its checkpoint if it is not live).
-
-        Raises:
-            PraxoError: ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, or a checkpoint code.
-        """
-        return self._runtime._history(self.id, timeout)
-
-    def stop(self, timeout: float = 5.0) -> bool:
-        """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.
-
-        Its committed messages stay in its checkpoint. Return False if it was not live.
-
-        Raises:
-            PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``.
-        """
-        return self._runtime._stop_session(self.id, timeout)
-
-    def passivate(self, timeout: float = 5.0) -> bool:
-        """Stop the session if it is idle (its state stays in its checkpoint); return success."""
-        return self._runtime._passivate(self.id, timeout)
-
-    @property
-    def live(self) -> bool:
-        """Whether an actor hosts this session now."""
-        return self._runtime._core.live.get(self.id) is not None
-
-    def crash_for_testing(self, reason: str = "crash requested") -> None:
-        """Make the session actor fail as if its code raised (a test hook for crash recovery)."""
-        ref = self._runtime._ref(self.id, timeout=5.0)
-        if ref is not None:
-            ref.tell(encode(Crash(reason)))
+T = TypeVar("T")
 
 
 class Runtime:
-    """Host many agent sessions as supervised actors; see :meth:`start`."""
+    """Host many agent sessions as supervised actors; see :meth:`start` and :meth:`open`."""
 
     events: Events
     """The event bus: subscriptions and async streams."""
@@ -200,46 +67,48 @@ class Runtime:
     """Live sessions' actors by session id."""
     root: pykka.ActorRef[Any]
     """The root supervisor's ref."""
-    store: Any
+    store: Store
     """The memory store holding the sessions' checkpoints."""
-    _agents: dict[str, Callable[[], AgentOptions]]
-    _core: RuntimeCore
-    _idle_timeout: float | None
+    _agents: Agents
+    _bus: EventRouter
+    _config: RuntimeConfig
+    _host: SessionHost
     _io_pool: IOPool
-    _activator: IOPool
-    _janitor: asyncio.TimerHandle
+    _janitor: asyncio.TimerHandle | None
     _loop: asyncio.AbstractEventLoop
-    _loop_thread: threading.Thread
+    _loop_scheduler: LoopScheduler
+    _loop_thread: threading.Thread | None
     _owns_store: bool
-    _router: EventRouter
-    _scheduler: Scheduler
-    _sessions: Any
+    _router: Router
     _sessions_ref: pykka.ActorRef[Any]
     _stop_lock: threading.Lock
     _stopped: bool
-    _timeout: float
+    _thread_scheduler: Scheduler | None
 
     def __init__(self) -> None:
-        msg = "use Runtime.start(...)"
+        msg = "use Runtime.start(...), await Runtime.astart(...) or async with Runtime.open(...)"
         raise TypeError(msg)
 
     @classmethod
     def start(
         cls,
-        store: str | Path | Any | None = None,
+        store: str | Path | Store | None = None,
         *,
         max_live_sessions: int = 100_000,
         max_queue: int = 100,
-        on_busy: Literal["enqueue", "reject"] = "enqueue",
+        on_busy: OnBusy = "enqueue",
         idle_timeout: float | None = 300.0,
         checkpoint_key: bytes | None = None,
         allowed_types: frozenset[str] = DEFAULT_CHECKPOINT_TYPES,
-        scheduler_threads: int = 1,
+        scheduler_threads: int | None = None,
         io_threads: int = 256,
         delivery_threads: int = 4,
         timeout: float = 10.0,
     ) -> Runtime:
-        """Start the runtime and its supervision tree.
+        """Start the runtime and its supervision tree, with an event loop thread of its own.
+
+        Call it from any thread (not from a running event loop you want it to use: for that,
+        ``await Runtime.astart(...)`` or ``async with Runtime.open(...)``).
 
         Args:
             store: None for an ``InMemoryStore``; a path for a ``SQLiteStore`` (owned and closed
@@ -254,10 +123,9 @@ class Runtime:
             checkpoint_key: HMAC key for checkpoints (so a writer to the store cannot forge
                 sessions).
             allowed_types: Checkpoint type tags revived on restore.
-            scheduler_threads: Threads shared by all session actors. One by default: session
-                work is Python code under the GIL, and measured with 10,000 runs in flight, one
-                thread finished in 1.4 s where two took 1.9 s (they contend for the GIL and the
-                scheduler's lock). A handler that blocks hands its slot to a spare thread.
+            scheduler_threads: None (the default) runs the sessions on the runtime's event loop
+                thread, beside their ``async`` callbacks. A number runs them on that many
+                scheduler threads instead (their ``async`` callbacks still on the loop).
             io_threads: Threads for synchronous (blocking) model and tool callbacks.
             delivery_threads: Threads delivering events to subscribers.
             timeout: Bound on each internal wait (activation, store reads, shutdown).
@@ -265,33 +133,74 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
         """
-        _check_config(
-            max_live_sessions,
-            max_queue,
-            on_busy,
-            idle_timeout,
-            io_threads,
-            timeout,
+        config = RuntimeConfig(
+            max_live_sessions=max_live_sessions,
+            max_queue=max_queue,
+            on_busy=on_busy,
+            idle_timeout=idle_timeout,
+            checkpoint_key=checkpoint_key,
+            allowed_types=allowed_types,
             scheduler_threads=scheduler_threads,
+            io_threads=io_threads,
             delivery_threads=delivery_threads,
+            timeout=timeout,
         )
-        if checkpoint_key is not None and (
-            not isinstance(checkpoint_key, bytes) or not checkpoint_key
-        ):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "checkpoint_key must be non-empty bytes")
-        if not isinstance(allowed_types, set | frozenset) or not all(
-            isinstance(t, str) for t in allowed_types
-        ):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "allowed_types must be a set of str")
-        if "session" not in allowed_types:
-            raise PraxoError(
-                "RUNTIME_INVALID_CONFIG", "allowed_types must admit 'session' to restore anything"
-            )
-        allowed_types = frozenset(allowed_types)
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
+        thread.start()
+        assert thread.ident is not None
+        self = cls._create(config, store, loop, thread.ident, thread)
+        try:
+            self._build()
+        except BaseException:
+            self._shutdown()
+            raise
+        return self
+
+    @classmethod
+    async def astart(cls, store: str | Path | Store | None = None, **options: Any) -> Runtime:
+        """Start the runtime on the running event loop (it owns no loop thread); see :meth:`start`.
+
+        Stop it with ``await runtime.astop()`` on the same loop (or use :meth:`open`).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+        """
+        config = RuntimeConfig(**options)
+        loop = asyncio.get_running_loop()
+        self = cls._create(config, store, loop, threading.get_ident(), None)
+        forbid_blocking(1)
+        try:
+            await _in_thread(self._build)
+        except BaseException:
+            self._stopped = True
+            await _in_thread(self._shutdown)
+            raise
+        return self
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls, store: str | Path | Store | None = None, **options: Any
+    ) -> AsyncIterator[Runtime]:
+        """``async with Runtime.open(...) as runtime``: :meth:`astart`, then :meth:`astop`."""
+        runtime = await cls.astart(store, **options)
+        try:
+            yield runtime
+        finally:
+            await runtime.astop()
+
+    @classmethod
+    def _create(
+        cls,
+        config: RuntimeConfig,
+        store: str | Path | Store | None,
+        loop: asyncio.AbstractEventLoop,
+        loop_thread_id: int,
+        loop_thread: threading.Thread | None,
+    ) -> Runtime:
         self = object.__new__(cls)
-        self._timeout = timeout
-        self._idle_timeout = idle_timeout
-        self._agents = {}
+        self._config = config
         self._owns_store = store is None or isinstance(store, str | Path)
         if store is None:
             store = InMemoryStore()
@@ -299,69 +208,83 @@ class Runtime:
             Path(store).parent.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(store)
         self.store = store
+        self._loop = loop
+        self._loop_thread = loop_thread
         self._stopped = False
         self._stop_lock = threading.Lock()
-
-        self._loop = asyncio.new_event_loop()
-        self._loop_thread = threading.Thread(
-            target=self._loop.run_forever, name="praxo-loop", daemon=True
-        )
-        self._loop_thread.start()
-        self._io_pool = IOPool(io_threads)
-        # One thread: the sessions supervisor starts one child at a time anyway.
-        self._activator = IOPool(1, name="praxo-activate")
-        self._scheduler = Scheduler(scheduler_threads)
-        self._router = EventRouter(delivery_threads)
-        self.events = Events(self._router)
+        self._janitor = None
+        self._loop_scheduler = LoopScheduler(loop, loop_thread_id)
+        n = config.scheduler_threads
+        self._thread_scheduler = None if n is None else Scheduler(n, name="praxo-sessions")
+        self._io_pool = IOPool(config.io_threads)
+        self._bus = EventRouter(config.delivery_threads)
+        self.events = Events(self._bus)
         self.registry = Registry()
-        core = self._core = RuntimeCore(
-            agents=self._agents,
-            loop=self._loop,
+        self._agents = Agents()
+        host = self._host = SessionHost(
+            loop=loop,
+            loop_thread_id=loop_thread_id,
+            bridge=LoopBridge(loop),
             io_pool=self._io_pool,
-            key=checkpoint_key,
-            allowed_types=allowed_types,
-            max_live_sessions=max_live_sessions,
-            max_queue=max_queue,
-            on_busy=on_busy,
-            store_timeout=timeout,
+            key=config.checkpoint_key,
+            allowed_types=config.allowed_types,
+            sessions_on_loop=n is None,
+            loop_scheduler=self._loop_scheduler,
         )
-        core.registry = self.registry
-        core.bus = self._router
+        router = self._router = host.router = Router(
+            agents=self._agents,
+            bus=self._bus,
+            registry=self.registry,
+            max_live_sessions=config.max_live_sessions,
+            max_queue=config.max_queue,
+            on_busy=config.on_busy,
+        )
+        scheduler = self._loop_scheduler if n is None else self._thread_scheduler
+        router.activator = Activator(host, scheduler, self.registry, config.timeout)
+        return self
+
+    def _build(self) -> None:
+        """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
+        host, config = self._host, self._config
+        # Exactly the in-memory store: a subclass may block (a test double, a write-through).
+        on_loop = type(self.store) is InMemoryStore
+
+        def saved(run_ids: list[str | None], error: str | None) -> None:
+            host.post(self._router.saved, run_ids, error)
 
         def start_bus() -> pykka.ActorRef[Any]:
-            core.bus_ref = EventBus.start(self._router)
-            return core.bus_ref
+            host.bus_ref = EventBus.start(self._bus)
+            return host.bus_ref
 
         def start_store() -> pykka.ActorRef[Any]:
             # The runtime, not the actor, closes a store it opened: a restarted store actor
             # (rest_for_one after a bus crash) must find it open.
-            core.store_ref = StoreActor.start(store, core.checkpoint_saved)
-            return core.store_ref
-
-        def start_sessions() -> pykka.ActorRef[Any]:
-            ref = DynamicSupervisor.start(max_restarts=0, name="sessions")
-            self._sessions_ref = ref
-            self._sessions = ref.proxy()
+            ref: pykka.ActorRef[Any]
+            if on_loop:
+                ref = LoopStoreActor.start(self.store, saved, actor_scheduler=self._loop_scheduler)
+            else:
+                ref = StoreActor.start(self.store, saved)
+            host.store_ref = self._router.store_ref = ref
             return ref
 
-        try:
-            self.root = Supervisor.start(
-                [
-                    ChildSpec("events", start_bus, shutdown=timeout),
-                    ChildSpec("store", start_store, shutdown=timeout),
-                    ChildSpec("sessions", start_sessions, type="supervisor", shutdown=timeout),
-                ],
-                strategy="rest_for_one",
-                name="praxo-runtime",
-            )
-        except Exception:
-            self._release_threads()
-            self._close_store()
-            raise
-        if idle_timeout is not None:
-            self._loop.call_soon_threadsafe(self._schedule_janitor)
-        logger.info("runtime_started", store=type(store).__name__)
-        return self
+        def start_sessions() -> pykka.ActorRef[Any]:
+            ref = self._sessions_ref = DynamicSupervisor.start(max_restarts=0, name="sessions")
+            self._router.activator.sessions = ref.proxy()
+            return ref
+
+        timeout = config.timeout
+        self.root = Supervisor.start(
+            [
+                ChildSpec("events", start_bus, shutdown=timeout),
+                ChildSpec("store", start_store, shutdown=timeout),
+                ChildSpec("sessions", start_sessions, type="supervisor", shutdown=timeout),
+            ],
+            strategy="rest_for_one",
+            name="praxo-runtime",
+        )
+        if config.idle_timeout is not None:
+            self._call(self._schedule_janitor, timeout=timeout)
+        logger.info("runtime_started", store=type(self.store).__name__)
 
     # -- agents and sessions ---------------------------------------------------------------
 
@@ -371,12 +294,7 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name or a non-callable factory.
         """
-        if not isinstance(name, str) or not name:
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
-        if not callable(options_factory):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
-        self._agents[name] = options_factory
-        self._core._options.pop(name, None)
+        self._agents.register(name, options_factory)
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
@@ -390,251 +308,129 @@ class Runtime:
             raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
         return SessionHandle(self, session_id, agent)
 
-    def _run(self, handle: SessionHandle, input: str, deadline: float | None) -> RunFuture:
-        if not isinstance(input, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
-        deadline_ns = None
-        if deadline is not None:
-            if (
-                isinstance(deadline, bool)
-                or not isinstance(deadline, int | float)
-                or not math.isfinite(deadline)
-                or deadline < 0
-            ):
-                raise PraxoError(
-                    "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
-                )
-            deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
-        run_id = new_run_id()
-        future = RunFuture(run_id, handle.id, self._cancel)
-        try:
-            entry, activate = self._core.admit(handle.id, run_id, future)
-        except PraxoError as exc:
-            _fail(future, exc)
-            return future
-        message = encode(StartRun(run_id, handle.agent, input, deadline_ns))
-        with self._core.lock:
-            ref = entry.ref
-            if ref is None and entry.error is None:
-                # Activating: the activator sends it, in order, once the actor is up.
-                if entry.backlog is None:
-                    entry.backlog = []
-                entry.backlog.append((run_id, message))
-        if activate:
-            # Off the caller's thread: run() never waits on the sessions supervisor, so it is
-            # safe to call from an event loop.
-            self._activator.submit(self._activate, (handle.id, entry), _ignore)
-        if ref is not None:
-            self._send(ref, run_id, message)
-        return future
-
-    def _send(self, ref: pykka.ActorRef[Any], run_id: str, message: bytes) -> None:
-        try:
-            ref.tell(message)
-        except pykka.ActorDeadError:
-            self._undelivered(run_id)
-
-    def _undelivered(self, run_id: str) -> None:
-        """Fail a run whose actor stopped between routing and sending.
-
-        The runtime stopped it, or it crashed (its runs, this one among them, are then failed
-        with SESSION_CRASHED already: settling twice is a no-op).
-        """
-        code = "RUNTIME_STOPPED" if self._core.stopping else "SESSION_CRASHED"
-        self._core.settle_error(run_id, AgentError(code, "the session stopped", run_id))
-
-    def _activate(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any] | None:
-        core = self._core
-        start = _SessionStart(self, session_id, entry)
-        spec = ChildSpec(session_id, start, restart="temporary", shutdown=self._timeout)
-        try:
-            ref: pykka.ActorRef[Any] = self._sessions.start_child(spec).get(timeout=self._timeout)
-        except Exception as exc:
-            error = (
-                PraxoError("RUNTIME_STOPPED", "the runtime is stopping")
-                if core.stopping
-                else _activation_error(exc)
-            )
-            with core.lock:
-                if core.live.get(session_id) is entry:
-                    del core.live[session_id]
-                runs = list(entry.runs)
-                entry.error = error
-                entry.backlog = None
-                core.activated.notify_all()
-            for run_id in runs:
-                core.settle_error(run_id, error)
-            return None
-        undelivered = []
-        with core.lock:
-            entry.ref = ref
-            backlog, entry.backlog = entry.backlog or [], None
-            core.counters.activations += 1
-            core.activated.notify_all()
-            # Under the lock, so that no run routed from now on overtakes the queued ones (and
-            # settled after it: settling takes the lock).
-            for run_id, message in backlog:
-                try:
-                    ref.tell(message)
-                except pykka.ActorDeadError:
-                    undelivered.append(run_id)
-        for run_id in undelivered:
-            self._undelivered(run_id)
-        return ref
-
-    def _start_session(self, session_id: str, entry: _Entry) -> pykka.ActorRef[Any]:
-        """Start a session actor and name it in the registry (the child spec's ``start``).
-
-        Runs on the sessions supervisor's thread. The routing table is the authority: an
-        activation its caller gave up on (it timed out) starts nothing, and an actor left
-        registered by such an activation is stopped before the new one takes the name.
-        """
-        if self._core.live.get(session_id) is not entry:
-            raise PraxoError("SESSION_START_FAILED", "the activation was abandoned")
-        stale = self.registry.lookup(session_id)
-        if stale is not None:
-            logger.warning("stale_session_stopped", session_id=session_id)
-            with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-                stale.stop(timeout=self._timeout)
-        ref = SessionActor.start(self._core, session_id, actor_scheduler=self._scheduler)
-        return self.registry.register(session_id, ref)
-
-    def _ref(self, session_id: str, timeout: float) -> pykka.ActorRef[Any] | None:
-        """Return a live session's actor, waiting for its activation; None if there is none."""
-        entry = self._core.live.get(session_id)
-        if entry is None:
-            return None
-        if entry.ref is None:
-            with self._core.lock:
-                self._core.activated.wait_for(lambda: not entry.activating, timeout)
-        return entry.ref
-
-    def _cancel(self, future: RunFuture) -> bool:
-        ref = self._ref(future.session_id, self._timeout)
-        if ref is None or future.done():
+    def _cancel(self, run_id: str) -> bool:
+        if self._stopped:
             return False
         try:
-            ref.tell(encode(CancelRun(future.run_id)))
-        except pykka.ActorDeadError:
+            return self._call(self._router.cancel, run_id, timeout=self._config.timeout)
+        except PraxoError:
             return False
-        return True
 
-    def _history(self, session_id: str, timeout: float) -> list[Message]:
-        ref = self._ref(session_id, timeout)
+    def _call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
+        """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
+        """
+        if threading.get_ident() == self._host.loop_thread_id:
+            return fn(*args)
+        future: MNFuture[T] = MNFuture()
+
+        def run() -> None:
+            try:
+                future.set(fn(*args))
+            except Exception:
+                future.set_exception()
+
         try:
-            if ref is not None:
-                with contextlib.suppress(pykka.ActorDeadError):
-                    reply = decode(ref.ask(encode(GetHistory()), block=True, timeout=timeout))
-                    if isinstance(reply, History):
-                        return reply.messages
-            document: str | None = self._core.store_ref.ask(
-                encode(LoadCheckpoint(session_id)), block=True, timeout=timeout
-            )
-        except pykka.ActorDeadError:
+            self._loop.call_soon_threadsafe(run)
+        except RuntimeError:
             raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
-        except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
-        if document is None:
-            return []
-        session = load_checkpoint(
-            document.encode(), allowed_types=self._core.allowed_types, key=self._core.key
-        )
-        return session.messages
-
-    def _stop_session(self, session_id: str, timeout: float) -> bool:
-        ref = self._ref(session_id, timeout)
-        if ref is None:
-            return False
-        with self._core.lock:
-            self._core.user_stops.add(session_id)
         try:
-            return bool(ref.stop(timeout=timeout))
+            return future.get(timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError(
-                "RUNTIME_TIMEOUT", f"session did not stop within {timeout} s"
-            ) from None
-        finally:
-            with self._core.lock:
-                self._core.user_stops.discard(session_id)
-
-    def _passivate(self, session_id: str, timeout: float) -> bool:
-        ref = self._ref(session_id, timeout)
-        if ref is None:
-            return False
-        try:
-            done = bool(ref.ask(encode(Passivate(0)), timeout=timeout))
-        except pykka.ActorDeadError:
-            return False
-        if done:
-            ref.actor_stopped.wait(timeout)
-        return done
+            raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
 
     # -- passivation of idle sessions (on the runtime's event loop) ------------------------
 
     def _schedule_janitor(self) -> None:
-        assert self._idle_timeout is not None
-        interval = max(min(self._idle_timeout / 2, 30.0), 0.05)
+        idle = self._config.idle_timeout
+        assert idle is not None
+        interval = max(min(idle / 2, 30.0), 0.05)
         self._janitor = self._loop.call_later(interval, self._janitor_tick)
 
     def _janitor_tick(self) -> None:
-        assert self._idle_timeout is not None
-        message = encode(Passivate(int(self._idle_timeout * 1e9)))
-        for ref in self._core.idle_sessions(self._idle_timeout):
-            with contextlib.suppress(pykka.ActorDeadError):
-                ref.tell(message)
+        assert self._config.idle_timeout is not None
+        self._router.passivate_idle(self._config.idle_timeout)
         self._schedule_janitor()
 
     # -- statistics and shutdown -----------------------------------------------------------
 
     def statistics(self) -> RuntimeStatistics:
         """Return a snapshot of the runtime's counters (the session and run counts agree)."""
-        subs = [s.statistics() for s in self._router.subscriptions]
-        core = self._core
-        with core.lock:
-            c = replace(core.counters)
-            live, pending = len(core.live), len(core.pending)
-        return RuntimeStatistics(
-            live_sessions=live,
-            runs_started=c.runs_started,
-            runs_completed=c.runs_completed,
-            runs_failed=c.runs_failed,
-            runs_pending=pending,
-            activations=c.activations,
-            passivations=c.passivations,
-            crashes=c.crashes,
-            events_emitted=c.events,
-            events_delivered=sum(s.delivered for s in subs),
-            events_dropped=sum(s.dropped for s in subs),
-            subscriptions=len(subs),
-        )
+        if self._stopped and not self._loop.is_running():
+            return self._router.statistics()
+        return self._call(self._router.statistics, timeout=self._config.timeout)
 
     def stop(self) -> None:
         """Stop the tree in reverse order (sessions, store, bus) and every runtime thread.
 
         Runs still pending fail with ``RUNTIME_STOPPED``. Idempotent.
+
+        Raises:
+            PraxoError: ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (there, use
+                ``await runtime.astop()``).
         """
+        check_not_blocking("Runtime.stop()")
         with self._stop_lock:
             if self._stopped:
                 return
             self._stopped = True
-        with self._core.lock:
-            self._core.stopping = True
+        self._shutdown()
+
+    async def astop(self) -> None:
+        """Stop the runtime without blocking the running event loop; see :meth:`stop`."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        await _in_thread(self._shutdown)
+
+    def _shutdown(self) -> None:
+        """Stop everything, in order (on a thread that is not the loop's)."""
+        timeout = self._config.timeout
+        with contextlib.suppress(PraxoError):
+            self._call(self._begin_stop, timeout=timeout)
+        root = getattr(self, "root", None)
+        if root is not None:
+            try:
+                root.stop(timeout=timeout * 4)
+            except pykka.ActorDeadError:
+                pass  # the tree is already down (escalated past its restart budget)
+            except pykka.Timeout:
+                # Children past their shutdown time are abandoned by their supervisors; the
+                # root itself did not answer in time. Release everything else regardless.
+                logger.error("runtime_stop_timeout", timeout=timeout * 4)
         try:
-            self.root.stop(timeout=self._timeout * 4)
-        except pykka.ActorDeadError:
-            pass  # the tree is already down (escalated past its restart budget)
-        except pykka.Timeout:
-            # Children past their shutdown time are abandoned by their supervisors; the root
-            # itself did not answer in time. Release everything else regardless.
-            logger.error("runtime_stop_timeout", timeout=self._timeout * 4)
-        finally:
-            for run_id in list(self._core.pending):
-                self._core.settle_error(
-                    run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id)
-                )
-            self._release_threads()
-            self._close_store()
+            self._call(self._finish_stop, timeout=timeout)
+        except PraxoError:
+            self._router.stop_all()  # the loop is gone: nothing else touches the router now
+        self._bus.close(timeout=timeout)
+        for name in self._io_pool.shutdown(timeout):
+            logger.error("io_thread_abandoned", thread=name)
+        if self._thread_scheduler is not None:
+            self._thread_scheduler.shutdown(timeout=timeout)
+        self._close_store()
+        thread = self._loop_thread
+        if thread is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            thread.join(timeout)
+            if not thread.is_alive():
+                self._loop.close()
         logger.info("runtime_stopped")
+
+    def _begin_stop(self) -> None:
+        self._router.stopping = True
+        if self._janitor is not None:
+            self._janitor.cancel()
+
+    def _finish_stop(self) -> None:
+        self._router.stop_all()
+        self._host.bridge.cancel_all()
+        self._loop_scheduler.shutdown()
+        if self._loop_thread is None:
+            forbid_blocking(-1)  # the caller's loop thread is its own again
 
     def _close_store(self) -> None:
         close = getattr(self.store, "close", None)
@@ -643,28 +439,6 @@ class Runtime:
                 close()
             except Exception as exc:  # stopping goes on: the threads are already released
                 logger.error("store_close_failed", error=repr(exc))
-
-    def _release_threads(self) -> None:
-        self._router.close(timeout=self._timeout)
-        for name in self._activator.shutdown(self._timeout):
-            logger.error("activator_thread_abandoned", thread=name)
-        for name in self._io_pool.shutdown(self._timeout):
-            logger.error("io_thread_abandoned", thread=name)
-        self._scheduler.shutdown(timeout=self._timeout)
-
-        async def cancel_all() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        if self._loop.is_running():
-            with contextlib.suppress(Exception):
-                asyncio.run_coroutine_threadsafe(cancel_all(), self._loop).result(self._timeout)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._loop_thread.join(self._timeout)
-        if not self._loop_thread.is_alive():
-            self._loop.close()
 
     def __enter__(self) -> Runtime:
         return self
@@ -676,69 +450,51 @@ class Runtime:
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, self.stop)
+        await self.astop()
 
 
-def _activation_error(exc: BaseException) -> PraxoError:
-    if isinstance(exc, SupervisorError) and exc.code == "SUPERVISOR_MAX_CHILDREN":
-        return PraxoError("RUNTIME_SESSION_LIMIT", str(exc))
-    cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, PraxoError):
-        return PraxoError(cause.code, str(cause))
-    if isinstance(exc, PraxoError):
-        return exc
-    return PraxoError("SESSION_START_FAILED", f"{type(exc).__name__}: {exc}")
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the runtime's own event loop (its thread's target)."""
+    asyncio.set_event_loop(loop)
+    forbid_blocking(1)
+    try:
+        loop.run_forever()
+    finally:
+        forbid_blocking(-1)
 
 
-def _check_config(
-    max_live_sessions: int,
-    max_queue: int,
-    on_busy: str,
-    idle_timeout: float | None,
-    io_threads: int,
-    timeout: float,
-    scheduler_threads: int = 1,
-    delivery_threads: int = 1,
-) -> None:
-    def bad(message: str) -> PraxoError:
-        return PraxoError("RUNTIME_INVALID_CONFIG", message)
+async def _in_thread(fn: Callable[[], T]) -> T:
+    """Run blocking ``fn`` on a short-lived thread while the running loop goes on serving.
 
-    for name, value in (
-        ("max_live_sessions", max_live_sessions),
-        ("io_threads", io_threads),
-        ("scheduler_threads", scheduler_threads),
-        ("delivery_threads", delivery_threads),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise bad(f"{name} must be an int >= 1")
-    if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue < 0:
-        raise bad("max_queue must be an int >= 0")
-    if on_busy not in ("enqueue", "reject"):
-        raise bad("on_busy must be 'enqueue' or 'reject'")
-    if idle_timeout is not None and not (
-        isinstance(idle_timeout, int | float) and idle_timeout > 0
-    ):
-        raise bad("idle_timeout must be a positive number or None")
-    if not (isinstance(timeout, int | float) and timeout > 0):
-        raise bad("timeout must be a positive number")
+    Not the loop's default executor: its threads outlive the call (and every test checks that
+    the runtime leaves no thread behind). The thread is always waited for, even on cancellation.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
 
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is None:
+            done.set_result(value)
+        else:
+            done.set_exception(error)
 
-class _SessionStart:
-    """A session's child-spec ``start``: a slotted callable, since the sessions supervisor keeps
-    one for each live session (a partial or a closure costs ~200 bytes more)."""
+    def work() -> None:
+        try:
+            value, error = fn(), None
+        except BaseException as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, value, error)
 
-    __slots__ = ("entry", "runtime", "session_id")
-
-    def __init__(self, runtime: Runtime, session_id: str, entry: _Entry) -> None:
-        self.runtime = runtime
-        self.session_id = session_id
-        self.entry = entry
-
-    def __call__(self) -> pykka.ActorRef[Any]:
-        return self.runtime._start_session(self.session_id, self.entry)
-
-
-def _ignore(ok: bool, value: Any) -> None:
-    """Take the activator's outcome: ``_activate`` settles every run itself, so only report."""
-    if not ok:
-        logger.error("activation_failed", error=repr(value))
+    thread = threading.Thread(target=work, name="praxo-blocking", daemon=True)
+    thread.start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await done
+        raise
+    finally:
+        thread.join()

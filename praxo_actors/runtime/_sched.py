@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 import msgspec
 import pykka
-import structlog
 
-from praxo_actors._errors import SchedulerClosedError
+from praxo_actors._errors import PraxoError, SchedulerClosedError
+from praxo_actors._log import get_logger
 
 __all__ = [
     "Scheduler",
@@ -38,7 +38,7 @@ __all__ = [
     "default_scheduler",
 ]
 
-logger = structlog.get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.runtime")
 
 # Python code runs one thread at a time (the GIL), so threads beyond the cores only add switches;
 # blocked handlers are covered by spare threads instead.
@@ -115,6 +115,9 @@ class Scheduler:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._ready: deque[_Task] = deque()
+        # The mailboxes of this scheduler's actors that have not stopped: the threads retire
+        # when none is left, and shutdown() marks the ones still here dead.
+        self._live: set[Any] = set()
         self._workers: set[threading.Thread] = set()
         self._thread_ids = count(0)
         self._nthreads = 0
@@ -199,6 +202,7 @@ class Scheduler:
                     logger.warning(
                         "scheduler.thread_abandoned", scheduler=self._name, thread=thread.name
                     )
+        kill_leftovers(self)
 
     # -- used by the actor layer (under ``_lock`` where named ``_locked``) ---------------------
 
@@ -206,6 +210,12 @@ class Scheduler:
         if self._closing:
             msg = f"{self._name} is shut down"
             raise SchedulerClosedError("RUNTIME_SCHEDULER_CLOSED", msg)
+
+    def _gone_locked(self, task: Any) -> None:
+        """Forget a stopped actor; with none left, let the threads retire."""
+        self._live.discard(task)
+        if not self._live and self._idle:
+            self._cond.notify_all()
 
     def _ready_locked(self, task: _Task) -> None:
         """Queue ``task`` and wake an idle worker; the caller holds ``_lock``."""
@@ -253,6 +263,8 @@ class Scheduler:
     def _retire_locked(self) -> None:
         self._nthreads -= 1
         self._workers.discard(threading.current_thread())
+        if self._nthreads == 0:
+            self._started = False  # the next actor with work starts the threads again
 
     def _has_spare(self) -> bool:
         # Read without the lock: a hint that blocking now would start no thread.
@@ -271,6 +283,11 @@ class Scheduler:
                     if ready:
                         task = ready.popleft()
                         break
+                    if not self._live and not self._blocked:
+                        # No actor is left to run: a scheduler nobody shuts down must not keep
+                        # its threads (they start again with the next actor).
+                        self._retire_locked()
+                        return
                     self._idle += 1
                     if self._nthreads - self._blocked > self._size:
                         woken = cond.wait(_LINGER)
@@ -283,10 +300,21 @@ class Scheduler:
                     else:
                         cond.wait()
                         self._idle -= 1
+                        if not ready and not self._live and not self._blocked:
+                            self._retire_locked()
+                            return
             try:
                 task._run()
             except BaseException:  # a worker thread must outlive any task
                 logger.exception("scheduler.task_failed", scheduler=self._name)
+
+
+def kill_leftovers(sched: Any) -> None:
+    """Mark dead every actor still on ``sched`` after its shutdown (none can run any more)."""
+    with sched._lock:
+        leftovers = list(sched._live)
+    for inbox in leftovers:
+        inbox._kill()
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -299,8 +327,37 @@ def current_scheduler() -> Scheduler | None:
     return sched
 
 
+def forbid_blocking(delta: int) -> None:
+    """Count (``+1``) or uncount (``-1``) a runtime whose actors run on the calling thread.
+
+    While one does, a blocking wait here (an unfinished future's ``get()``, :func:`blocking`)
+    raises ``RUNTIME_BLOCKING_CALL``: it would wait for work that only this thread can do.
+    """
+    _local.no_block = getattr(_local, "no_block", 0) + delta
+
+
+def check_not_blocking(what: str) -> None:
+    """Raise ``RUNTIME_BLOCKING_CALL`` on a thread that runs a runtime's actors (see above).
+
+    Raises:
+        PraxoError: ``RUNTIME_BLOCKING_CALL``.
+    """
+    if getattr(_local, "no_block", 0):
+        raise PraxoError(
+            "RUNTIME_BLOCKING_CALL",
+            f"{what} on the runtime's event loop thread would deadlock it: "
+            "await the future instead (or call from another thread)",
+        )
+
+
 def wait_lock(lock: Any, timeout: float | None) -> bool:
-    """Acquire ``lock`` within ``timeout``; a worker that waits long hands its slot to a spare."""
+    """Acquire ``lock`` within ``timeout``; a worker that waits long hands its slot to a spare.
+
+    Raises:
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
+    """
+    if timeout != 0:
+        check_not_blocking("a blocking wait")
     sched = current_scheduler()
     if sched is None:
         return bool(lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)))
@@ -329,7 +386,11 @@ def blocking() -> Iterator[None]:
 
     Example:
         ``with blocking(): data = sock.recv(4096)``
+
+    Raises:
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
     """
+    check_not_blocking("a blocking call")
     sched = current_scheduler()
     if sched is None:
         yield

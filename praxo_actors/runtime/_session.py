@@ -1,10 +1,13 @@
 """The session actor: one conversation, its runs in order, checkpointed after each.
 
 A run in flight is the agent loop's suspended state machine (:func:`praxo_actors.agent.start_run`).
-The actor performs the machine's effects without ever waiting: an ``async def`` callback runs on
-the runtime's event loop, a plain one on the runtime's I/O pool, and its outcome comes back as an
-:class:`EffectDone` message. So a scheduler thread never waits on a model, and the actor keeps
-answering (history, cancel, more runs to queue) while its run waits.
+The actor performs the machine's effects without ever waiting: an ``async def`` callback starts as
+a task on the runtime's event loop (the thread the session itself runs on, by default), a plain
+one runs on the runtime's I/O pool, and its outcome comes back inside an :class:`EffectDone`
+message. So the actor keeps answering (history, cancel, more runs to queue) while its run waits.
+
+The first message a session handles is its :class:`Restore` (the router reads checkpoints in
+batches while the actor starts); anything that arrives before it is stashed and handled after.
 
 A run is atomic for its session: the actor commits the run's session only when the run
 completes, then saves a checkpoint through the store actor; the run's future completes when the
@@ -13,15 +16,16 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
+import pykka
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError
 from praxo_actors.agent import (
     AgentRun,
     BeginStep,
@@ -35,28 +39,25 @@ from praxo_actors.agent import (
 from praxo_actors.core import dump_checkpoint, load_checkpoint
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._mn import MNActor
+from praxo_actors.runtime._outcome import effect_done, unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,
     Crash,
     EffectDone,
     GetHistory,
     History,
-    LoadCheckpoint,
-    Passivate,
     Publish,
+    Restore,
     SaveCheckpoint,
     StartRun,
     decode,
     encode,
 )
-from praxo_actors.runtime._sched import blocking
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._core import RuntimeCore
+    from praxo_actors.runtime._host import SessionHost
 
 __all__ = ["SessionActor", "SessionCrashedError"]
-
-logger = structlog.get_logger("praxo_actors.runtime")
 
 
 class SessionCrashedError(PraxoError):
@@ -87,6 +88,28 @@ class _Run:
     events: list[Event] = field(default_factory=list)
 
 
+class _Deliver:
+    """Send a callback's outcome to its session (from whichever thread the callback ran on)."""
+
+    __slots__ = ("host", "ref", "run_id", "token")
+
+    def __init__(
+        self, host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int
+    ) -> None:
+        self.host = host
+        self.ref = ref
+        self.run_id = run_id
+        self.token = token
+
+    def __call__(self, ok: bool, value: Any) -> None:
+        message = effect_done(self.run_id, self.token, ok, value)
+        # A session that stopped meanwhile has had its runs settled already.
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.ref.tell(message)
+        # At the end of an async callback's task, on the loop: handle it in this same step.
+        self.host.run_now()
+
+
 class SessionActor(MNActor):
     """Host one session: serialise its runs, perform their effects, checkpoint, restore."""
 
@@ -94,97 +117,97 @@ class SessionActor(MNActor):
     # stopping N sessions O(N²).
     actor_registered = False
 
-    def __init__(self, core: RuntimeCore, session_id: str) -> None:
+    def __init__(self, host: SessionHost, session_id: str) -> None:
         super().__init__()
-        self.core = core
+        self.host = host
         self.session_id = session_id
-        self.session = Session(id=session_id)
+        self.session: Session | None = None  # None until the Restore message
+        self.stash: list[Any] | None = None
         # A list, not a deque: an idle session's empty deque would cost 600 bytes.
         self.queue: list[StartRun] = []
         self.current: _Run | None = None
-        # (token, ok, value) of callbacks that finished: a list, since an emptied dict keeps
-        # its table (160 bytes an idle session) and an emptied list frees its array.
-        self._outcomes: list[tuple[int, bool, Any]] = []
         self._next_token = 0
 
-    # -- lifecycle (scheduler thread) -------------------------------------------------------
-
-    def on_start(self) -> None:
-        """Restore the last checkpoint, if any (on a scheduler thread, through the store actor)."""
-        with blocking():
-            document: str | None = self.core.store_ref.ask(
-                encode(LoadCheckpoint(self.session_id)), block=True, timeout=self.core.store_timeout
-            )
-        if document is not None:
-            self.session = load_checkpoint(
-                document.encode(), allowed_types=self.core.allowed_types, key=self.core.key
-            )
-            logger.debug(
-                "session_restored", session_id=self.session_id, messages=len(self.session.messages)
-            )
+    # -- lifecycle --------------------------------------------------------------------------
 
     def on_failure(self, *_exc_info: Any) -> None:
-        """Abandon the run in flight; the runtime fails this session's pending runs."""
-        if self.current is not None:
-            self.current.run.close()
-            self.current = None
-        self.queue.clear()
-        self.core.session_down(self.session_id, self.actor_ref, crashed=True)
+        """Abandon the run in flight; the router fails this session's pending runs."""
+        self._abandon()
+        self.host.post(self.host.router.session_down, self.session_id, self.actor_ref, True)
 
     def on_stop(self) -> None:
-        """Abandon whatever is left (a forced stop); the runtime fails those runs."""
+        """Abandon whatever is left (a forced stop); the router fails those runs."""
+        self._abandon()
+        self.host.post(self.host.router.session_down, self.session_id, self.actor_ref, False)
+
+    def _abandon(self) -> None:
         if self.current is not None:
             self.current.run.close()
             self.current = None
         self.queue.clear()
-        self.core.session_down(self.session_id, self.actor_ref, crashed=False)
 
     # -- messages --------------------------------------------------------------------------
 
     def on_receive(self, message: Any) -> Any:
-        """Dispatch one encoded runtime message."""
+        """Dispatch one encoded runtime message (a callback's exception rides beside it)."""
+        error = None
+        if type(message) is tuple:
+            message, error = message
         decoded = decode(message)
-        if not isinstance(decoded, Passivate):
-            # A passivation request is not activity: counting it would keep every session live.
-            self.core.touch(self.session_id)
+        if self.session is None and not isinstance(decoded, Restore | Crash | GetHistory):
+            if self.stash is None:
+                self.stash = []
+            self.stash.append(message if error is None else (message, error))
+            return None
         match decoded:
             case StartRun() as start:
                 self.queue.append(start)
                 if self.current is None:
                     self._start_next()
-            case EffectDone(run_id=run_id, token=token):
-                outcome = self._take_outcome(token)
+            case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
-                if (
-                    outcome is not None
-                    and current is not None
-                    and current.run.run_id == run_id
-                    and token == current.token
-                ):
-                    self._advance(current, *outcome)
+                if current is not None and current.run.run_id == run_id and token == current.token:
+                    self._advance(current, *unpack(outcome, error))
             case CancelRun(run_id=run_id):
                 self._cancel(run_id)
             case GetHistory():
+                if self.session is None:
+                    return None  # not restored yet: the caller reads the checkpoint instead
                 return encode(History(messages=list(self.session.messages)))
-            case Passivate(idle_ns=idle_ns):
-                idle = self.current is None and not self.queue
-                if idle and self.core.release_if_idle(self.session_id, self.actor_ref, idle_ns):
-                    self.stop()
-                    return True
-                return False
+            case Restore(document=document):
+                self._restore(document)
             case Crash(reason=reason):
                 raise SessionCrashedError("SESSION_CRASHED", reason)
             case other:
                 raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"session got {type(other).__name__}")
         return None
 
-    def _take_outcome(self, token: int) -> tuple[bool, Any] | None:
-        """Remove and return the outcome of callback ``token`` (list ops are atomic)."""
-        for item in self._outcomes:
-            if item[0] == token:
-                self._outcomes.remove(item)
-                return item[1], item[2]
-        return None
+    def _restore(self, document: str | None) -> None:
+        if self.session is not None:
+            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "the session is restored already")
+        host = self.host
+        try:
+            if document is None:
+                session = Session(id=self.session_id)
+            else:
+                session = load_checkpoint(
+                    document.encode(), allowed_types=host.allowed_types, key=host.key
+                )
+                if session.id != self.session_id:
+                    raise CheckpointError(
+                        "CHECKPOINT_INVALID",
+                        f"the checkpoint stored for {self.session_id!r} is {session.id!r}'s",
+                    )
+        except PraxoError as exc:
+            # Not a crash: the actor is fine, its stored state is not. The router fails the
+            # runs routed here with this code; the next run tries again.
+            host.post(host.router.restore_failed, self.session_id, self.actor_ref, exc)
+            self.stop()
+            return
+        self.session = session
+        stash, self.stash = self.stash, None
+        for message in stash or ():
+            self.on_receive(message)
 
     def _cancel(self, run_id: str) -> None:
         if self.current is not None and self.current.run.run_id == run_id:
@@ -193,25 +216,28 @@ class SessionActor(MNActor):
         for start in self.queue:
             if start.run_id == run_id:
                 self.queue.remove(start)
-                self.core.settle_error(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+                self._failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
                 return
+
+    def _failed(self, run_id: str, error: BaseException) -> None:
+        self.host.post(self.host.router.failed, run_id, error)
 
     # -- running ---------------------------------------------------------------------------
 
     def _start_next(self) -> None:
+        host = self.host
         while self.current is None and self.queue:
             start = self.queue.pop(0)
             if start.deadline_ns is not None and time.monotonic_ns() >= start.deadline_ns:
-                self.core.settle_error(
-                    start.run_id,
-                    AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id),
-                )
+                error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
+                self._failed(start.run_id, error)
                 continue
+            assert self.session is not None
             try:
-                options = self.core.options_for(start.agent, events=self.core.has_subscribers())
+                options = host.options_for(start.agent, host.has_subscribers())
                 run = start_run(options, self.session, start.input, run_id=start.run_id)
             except Exception as exc:
-                self.core.settle_error(start.run_id, exc)
+                self._failed(start.run_id, exc)
                 continue
             current = _Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
             self.current = current
@@ -244,7 +270,7 @@ class SessionActor(MNActor):
         except Exception as exc:  # AgentError with a code, or a callback's own exception
             self._publish(current)
             self.current = None
-            self.core.settle_error(run.run_id, exc)
+            self._failed(run.run_id, exc)
             self._start_next()
             return
         self._complete(current)
@@ -257,60 +283,60 @@ class SessionActor(MNActor):
         return None
 
     def _complete(self, current: _Run) -> None:
+        host = self.host
         result = current.run.result
         self._publish(current)
         self.current = None
         try:
-            document = dump_checkpoint(result.session, key=self.core.key).decode()
+            document = dump_checkpoint(result.session, key=host.key).decode()
         except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
-            self.core.settle_error(result.run_id, exc)
+            self._failed(result.run_id, exc)
             self._start_next()
             return
         self.session = result.session  # commit: the run completed and can be checkpointed
-        self.core.settle_later(result.run_id, result)
-        self.core.store_ref.tell(
-            encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))
-        )
+        save = encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))
+        host.post(host.router.completed, result.run_id, result, save)
         self._start_next()
 
     def _publish(self, current: _Run) -> None:
         if current.events:
             events, current.events = current.events, []
-            self.core.count_events(len(events))
-            if self.core.has_subscribers():
-                self.core.bus_ref.tell(encode(Publish(events=events)))
+            host = self.host
+            host.post(host.router.count_events, len(events))
+            if host.has_subscribers():
+                host.bus_ref.tell(encode(Publish(events=events)))
 
     def _dispatch(self, current: _Run, fn: Callable[..., Any], *args: Any) -> None:
-        """Run a callback off the scheduler; its outcome returns as an EffectDone message."""
+        """Start a callback; its outcome returns inside an EffectDone message."""
         self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
-        run_id = current.run.run_id
-        ref = self.actor_ref
-
-        def deliver(ok: bool, value: Any) -> None:
-            self._outcomes.append((token, ok, value))
-            try:
-                ref.tell(encode(EffectDone(run_id, token)))
-            except Exception:  # the session stopped meanwhile: its runs are settled already
-                self._take_outcome(token)
-
+        deliver = _Deliver(self.host, self.actor_ref, current.run.run_id, token)
         if _is_async(fn):
-            self.core.bridge.submit(fn, args, deliver)
-            return
-
-        def call_sync() -> Any:
-            value = fn(*args)
-            if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
-                self.core.bridge.submit(_await, (value,), deliver)
-                return _PENDING
-            return value
-
-        def finish(ok: bool, value: Any) -> None:
-            if not (ok and value is _PENDING):
-                deliver(ok, value)
-
-        self.core.io_pool.submit(call_sync, (), finish)
+            self.host.spawn(fn, args, deliver)
+        else:
+            self.host.io_pool.submit(_call_sync, (self.host, fn, args, deliver), _Finish(deliver))
 
 
 _PENDING = object()
+
+
+def _call_sync(
+    host: SessionHost, fn: Callable[..., Any], args: tuple[Any, ...], deliver: Any
+) -> Any:
+    value = fn(*args)
+    if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
+        host.spawn_threadsafe(_await, (value,), deliver)
+        return _PENDING
+    return value
+
+
+class _Finish:
+    __slots__ = ("deliver",)
+
+    def __init__(self, deliver: _Deliver) -> None:
+        self.deliver = deliver
+
+    def __call__(self, ok: bool, value: Any) -> None:
+        if not (ok and value is _PENDING):
+            self.deliver(ok, value)

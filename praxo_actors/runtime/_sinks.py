@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import msgspec
-import structlog
 
+from praxo_actors._log import get_logger
 from praxo_actors.models import Event
 
 __all__ = ["JsonLinesSink", "StructlogSink"]
@@ -17,10 +17,14 @@ _encoder = msgspec.json.Encoder(order="sorted")
 
 
 class StructlogSink:
-    """Log each event through structlog (event name ``praxo.event``), with its fields bound."""
+    """Log each event through structlog (event name ``praxo.event``), with its fields bound.
+
+    By default the records go to the stdlib logger ``praxo_actors.events`` (shown only where the
+    host configures logging); pass any structlog logger to send them elsewhere.
+    """
 
     def __init__(self, logger: Any = None, level: str = "info") -> None:
-        self._logger = logger if logger is not None else structlog.get_logger("praxo_actors.events")
+        self._logger = logger if logger is not None else get_logger("praxo_actors.events")
         self._level = level
 
     def __call__(self, event: Event) -> None:

@@ -389,3 +389,17 @@ def test_concurrent_writers_lose_nothing(store: StoreBase) -> None:
     assert errors == []
     assert len(store.search(("w",), limit=1000)) == 200
     assert store.list_namespaces(("w",)) == [("w", str(n)) for n in range(4)]
+
+
+def test_get_many_returns_one_item_or_none_per_key_in_order(store: StoreBase) -> None:
+    """get_many reads many keys at once: each key's item, or None, in the keys' order."""
+    keys = [f"k{i}" for i in range(1000)]
+    store.put_many([(("ns",), key, {"n": i}) for i, key in enumerate(keys) if i % 3])
+    found = store.get_many(("ns",), ["missing", *keys, "k1"])
+    assert found[0] is None
+    assert [None if item is None else item.value["n"] for item in found[1:-1]] == [
+        None if i % 3 == 0 else i for i in range(1000)
+    ]
+    assert found[-1] is not None and found[-1].key == "k1"
+    assert store.get_many(("ns",), []) == []
+    assert code_of(store.get_many, ("ns",), ["ok", ""]) == "MEMORY_INVALID_KEY"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pykka
 import pytest
-from structlog.testing import capture_logs
+from _helpers import captured_logs
 
 from praxo_actors.runtime import MNActor, MNFuture, Scheduler
 
@@ -228,7 +228,7 @@ def test_done_callbacks_run_once_set_or_at_once_if_done() -> None:
     assert calls == [("early", future), ("late", future)]
 
 
-def test_a_failing_done_callback_is_logged_not_raised() -> None:
+def test_a_failing_done_callback_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     """An exception in a done callback is logged and the other callbacks still run."""
     future: MNFuture[int] = MNFuture()
     calls: list[int] = []
@@ -238,7 +238,7 @@ def test_a_failing_done_callback_is_logged_not_raised() -> None:
 
     future.add_done_callback(boom)
     future.add_done_callback(lambda f: calls.append(f.get()))
-    with capture_logs() as logs:
+    with captured_logs(caplog, "praxo_actors") as logs:
         future.set(9)
     assert calls == [9]
     assert [entry["event"] for entry in logs] == ["future.callback_failed"]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pykka
 import pytest
+from _helpers import captured_logs
 from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
-from structlog.testing import capture_logs
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
@@ -218,10 +218,10 @@ def test_each_subscriber_gets_its_own_copy(runtime: Start) -> None:
     assert b.data["output"] == "hi"
 
 
-def test_structlog_sink_logs_each_event(runtime: Start) -> None:
+def test_structlog_sink_logs_each_event(runtime: Start, caplog: pytest.LogCaptureFixture) -> None:
     """The structlog sink logs ``praxo.event`` with the event's fields."""
     rt = runtime(agents={"default": echo_agent})
-    with capture_logs() as logs:
+    with captured_logs(caplog, "praxo_actors") as logs:
         sub = rt.events.subscribe(StructlogSink())
         everything = _catch_all(rt, "s1")
         future = rt.session("s1").run("hi")

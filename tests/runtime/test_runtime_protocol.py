@@ -14,18 +14,33 @@ from _runtime_helpers import TIMEOUT, contents, echo_agent, wait_until
 
 from praxo_actors import PraxoError
 from praxo_actors._errors import ProtocolError
-from praxo_actors.models import Event, message_assistant, message_user
+from praxo_actors.agent import ToolError
+from praxo_actors.models import (
+    Event,
+    ModelError,
+    Response,
+    message_assistant,
+    message_user,
+)
 from praxo_actors.runtime import Runtime
 from praxo_actors.runtime._protocol import (
     CancelRun,
+    Checkpoints,
     Crash,
     EffectDone,
     FlushCheckpoints,
     GetHistory,
     History,
     LoadCheckpoint,
-    Passivate,
+    LoadCheckpoints,
     Publish,
+    Raised,
+    Restore,
+    Returned,
+    ReturnedModelError,
+    ReturnedObject,
+    ReturnedResponse,
+    ReturnedToolError,
     RuntimeMessage,
     SaveCheckpoint,
     StartRun,
@@ -39,15 +54,23 @@ SAMPLES = [
     StartRun("run-1", "default", "hello", deadline_ns=123),
     StartRun("run-2", "default", ""),
     CancelRun("run-1"),
-    EffectDone("run-1", 7),
+    EffectDone("run-1", 7, ReturnedResponse(Response(message_assistant("hi"), {"tokens": 3}))),
+    EffectDone("run-1", 8, ReturnedModelError(ModelError("MODEL_DOWN", "down"))),
+    EffectDone("run-1", 9, ReturnedToolError(ToolError("NOPE", "no"))),
+    EffectDone("run-1", 10, Returned({"rows": [1, 2.5, None, "x"]})),
+    EffectDone("run-1", 11, Raised("ValueError: bad", "Traceback ...")),
+    EffectDone("run-1", 12, ReturnedObject("set")),
+    Restore('{"format":"praxo.checkpoint"}'),
+    Restore(None),
     GetHistory(),
     History([message_user("hi"), message_assistant("hello")]),
-    Passivate(5_000),
     Crash("boom"),
     Publish([Event("run.started", "run-1", "s1", 0, 42, {"input": "hi"})]),
     SaveCheckpoint("s1", '{"format":"praxo.checkpoint"}', run_id="run-1"),
     FlushCheckpoints(),
     LoadCheckpoint("s1"),
+    LoadCheckpoints(["s1", "s2"]),
+    Checkpoints(['{"format":"praxo.checkpoint"}', None]),
 ]
 
 
@@ -131,7 +154,7 @@ def test_actors_refuse_bad_messages_and_live_on(runtime: Start) -> None:
     handle.run("a").get(timeout=TIMEOUT)
     session_ref = rt.registry.lookup("s1")
     assert session_ref is not None
-    actors = [session_ref, _only("StoreActor"), _only("EventBus")]
+    actors = [session_ref, rt._host.store_ref, _only("EventBus")]
     bad_messages = [
         msgspec.msgpack.encode({"t": "launch_missiles"}),
         StartRun("r", "default", "not encoded"),

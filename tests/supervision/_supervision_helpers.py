@@ -188,7 +188,7 @@ def child_ref(sup: pykka.ActorRef[Any], child_id: str) -> pykka.ActorRef[Any] | 
 
 
 def capture(log: list[dict[str, Any]], event: str) -> list[dict[str, Any]]:
-    """Return the captured structlog entries of one event."""
+    """Return the captured log events (see ``_helpers.log_events``) of one event."""
     return [entry for entry in log if entry["event"] == event]
 
 

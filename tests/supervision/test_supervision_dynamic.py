@@ -8,6 +8,7 @@ from typing import Any
 
 import pykka
 import pytest
+from _helpers import captured_logs
 from _supervision_helpers import (
     TIMEOUT,
     DownWaiter,
@@ -19,7 +20,6 @@ from _supervision_helpers import (
     crash_child,
     stop,
 )
-from structlog.testing import capture_logs
 
 from supervisors import ChildCounts, ChildSpec, DynamicSupervisor, ManualClock, SupervisorError
 
@@ -128,7 +128,7 @@ def test_failing_restart_is_retried() -> None:
     assert call(sup, "which_children")[0].ref is child.current
 
 
-def test_children_stop_in_parallel_within_their_shutdown() -> None:
+def test_children_stop_in_parallel_within_their_shutdown(caplog: pytest.LogCaptureFixture) -> None:
     """On stop, stuck children are abandoned together after one shutdown time, not one each."""
     sup = DynamicSupervisor.start()
     releases = []
@@ -139,7 +139,7 @@ def test_children_stop_in_parallel_within_their_shutdown() -> None:
         assert entered.wait(TIMEOUT)
         releases.append(release)
     try:
-        with capture_logs() as logs:
+        with captured_logs(caplog, "supervisors") as logs:
             began = time.monotonic()
             stop(sup)
             waited = time.monotonic() - began
@@ -173,3 +173,34 @@ def test_invalid_arguments() -> None:
     with pytest.raises(SupervisorError) as significant:
         call(sup, "start_child", spec)
     assert significant.value.code == "SUPERVISOR_INVALID_SPEC"
+
+
+def test_start_children_starts_a_burst_and_reports_each_outcome() -> None:
+    """start_children returns one outcome per spec: a ref, or the error start_child would raise."""
+    sup = DynamicSupervisor.start(max_children=4)
+    failing = Starter("bad")
+    failing.fail = "on_start"
+    specs = [
+        ChildSpec("a", Worker.start),
+        ChildSpec("b", failing),
+        ChildSpec("c", Worker.start),
+        ChildSpec("d", Worker.start),
+        ChildSpec("e", Worker.start),
+        ChildSpec("f", Worker.start),
+    ]
+    reported: list[list[Any]] = []
+    outcomes = call(sup, "start_children", specs, reported.append)
+    assert reported == [outcomes]
+    kinds = [
+        "ref" if isinstance(o, pykka.ActorRef) else getattr(o, "code", type(o).__name__)
+        for o in outcomes
+    ]
+    # b fails on start; e is refused by max_children (a, c, d and the failing b counted), f too.
+    assert kinds[0] == "ref" and kinds[2] == "ref" and kinds[3] == "ref"
+    assert kinds[1] == "SUPERVISOR_START_FAILED"
+    assert set(kinds[4:]) == {"SUPERVISOR_MAX_CHILDREN"}
+    started = [o for o in outcomes if isinstance(o, pykka.ActorRef)]
+    assert all(ref.is_alive() for ref in started)
+    assert [r.ref for r in call(sup, "which_children")] == started
+    stop(sup)
+    assert not any(ref.is_alive() for ref in started)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _helpers import captured_logs
 from _supervision_helpers import (
     TIMEOUT,
     DownWaiter,
@@ -12,12 +13,11 @@ from _supervision_helpers import (
     crash,
     crash_child,
 )
-from structlog.testing import capture_logs
 
 from supervisors import ChildCounts, ManualClock, Supervisor, SupervisorError
 
 
-def test_third_crash_within_window_stops_supervisor() -> None:
+def test_third_crash_within_window_stops_supervisor(caplog: pytest.LogCaptureFixture) -> None:
     """With max_restarts=2, two crashes are restarted and the third stops the supervisor."""
     clock = ManualClock()
     child = Starter("child1")
@@ -28,7 +28,7 @@ def test_third_crash_within_window_stops_supervisor() -> None:
     crash_child(sup, child.current)
     assert call(sup, "statistics").restarts == 2
     clock.advance(1)
-    with capture_logs() as logs:
+    with captured_logs(caplog, "supervisors") as logs:
         crash_child(sup, child.current)
         down = sup_down.wait()
     assert down.reason == "crash"

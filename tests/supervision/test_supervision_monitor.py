@@ -7,6 +7,7 @@ from typing import Any
 
 import pykka
 import pytest
+from _helpers import captured_logs
 from _supervision_helpers import (
     TIMEOUT,
     Crash,
@@ -18,7 +19,6 @@ from _supervision_helpers import (
     crash,
     stop,
 )
-from structlog.testing import capture_logs
 
 from supervisors import Down, monitor
 
@@ -134,8 +134,10 @@ def test_cancelled_monitor_gets_nothing() -> None:
     assert seen == []
 
 
-def test_failing_callback_is_reported_and_others_still_run() -> None:
-    """A callback that raises is reported through structlog and does not stop the others."""
+def test_failing_callback_is_reported_and_others_still_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A callback that raises is reported in the log and does not stop the others."""
     ref = Worker.start("a")
     seen: list[Down] = []
 
@@ -144,7 +146,7 @@ def test_failing_callback_is_reported_and_others_still_run() -> None:
 
     monitor(ref, broken)
     monitor(ref, seen.append)
-    with capture_logs() as logs:
+    with captured_logs(caplog, "supervisors") as logs:
         stop(ref)
     assert [d.reason for d in seen] == ["normal"]
     failures = [e for e in logs if e["event"] == "monitor_callback_failed"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pykka
 import pytest
+from _helpers import captured_logs
 from _supervision_helpers import (
     TIMEOUT,
     DownWaiter,
@@ -19,7 +20,6 @@ from _supervision_helpers import (
     ids,
     stop,
 )
-from structlog.testing import capture_logs
 
 from supervisors import ChildSpec, Supervisor, SupervisorError
 
@@ -41,12 +41,12 @@ def test_children_start_in_order_and_stop_in_reverse() -> None:
 
 
 @pytest.mark.parametrize("how", ["raise", "on_start"])
-def test_failed_start_rolls_back_in_reverse(how: str) -> None:
+def test_failed_start_rolls_back_in_reverse(how: str, caplog: pytest.LogCaptureFixture) -> None:
     """A child that fails to start stops the started ones in reverse order and fails the start."""
     trace = Trace()
     starters = [Starter(name, trace) for name in ("child1", "child2", "child3")]
     starters[2].fail = how
-    with capture_logs() as logs, pytest.raises(SupervisorError) as failed:
+    with captured_logs(caplog, "supervisors") as logs, pytest.raises(SupervisorError) as failed:
         Supervisor.start([s.spec() for s in starters])
     assert failed.value.code == "SUPERVISOR_START_FAILED"
     assert "child3" in failed.value.message
@@ -56,7 +56,7 @@ def test_failed_start_rolls_back_in_reverse(how: str) -> None:
     assert report["child_id"] == "child3"
 
 
-def test_start_timeout_fails_the_start() -> None:
+def test_start_timeout_fails_the_start(caplog: pytest.LogCaptureFixture) -> None:
     """A child whose on_start outlasts start_timeout is a failed start."""
     release = threading.Event()
 
@@ -65,7 +65,7 @@ def test_start_timeout_fails_the_start() -> None:
             release.wait(timeout=TIMEOUT)
 
     spec = ChildSpec("slow", SlowStart.start, start_timeout=0.05, shutdown=0.05)
-    with capture_logs() as logs, pytest.raises(SupervisorError) as failed:
+    with captured_logs(caplog, "supervisors") as logs, pytest.raises(SupervisorError) as failed:
         Supervisor.start([spec])
     release.set()
     assert failed.value.code == "SUPERVISOR_START_FAILED"
@@ -126,14 +126,14 @@ def _stuck(sup: pykka.ActorRef[Any], child_id: str) -> threading.Event:
     return release
 
 
-def test_stuck_child_is_abandoned_after_its_shutdown_time() -> None:
+def test_stuck_child_is_abandoned_after_its_shutdown_time(caplog: pytest.LogCaptureFixture) -> None:
     """terminate_child waits shutdown seconds for a stuck child, then abandons and reports it."""
     stuck = Starter("stuck")
     sup = Supervisor.start([stuck.spec(shutdown=0.1)])
     release = _stuck(sup, "stuck")
     stuck_down = DownWaiter(stuck.current)
     try:
-        with capture_logs() as logs:
+        with captured_logs(caplog, "supervisors") as logs:
             began = time.monotonic()
             call(sup, "terminate_child", "stuck")
             waited = time.monotonic() - began
@@ -147,7 +147,7 @@ def test_stuck_child_is_abandoned_after_its_shutdown_time() -> None:
     assert stuck_down.wait().reason == "normal"  # it took its stop message once released
 
 
-def test_stuck_child_does_not_hold_up_the_supervisor_stop() -> None:
+def test_stuck_child_does_not_hold_up_the_supervisor_stop(caplog: pytest.LogCaptureFixture) -> None:
     """Stopping a supervisor abandons a stuck child after its shutdown time and stops the rest."""
     trace = Trace()
     before, stuck, after = (
@@ -158,7 +158,7 @@ def test_stuck_child_does_not_hold_up_the_supervisor_stop() -> None:
     sup = Supervisor.start([before.spec(), stuck.spec(shutdown=0.1), after.spec()])
     release = _stuck(sup, "stuck")
     try:
-        with capture_logs() as logs:
+        with captured_logs(caplog, "supervisors") as logs:
             stop(sup)
         assert trace.of("stop") == ["after", "before"]
         assert [e["child_id"] for e in capture(logs, "child_abandoned")] == ["stuck"]

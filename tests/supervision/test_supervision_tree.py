@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pykka
+import pytest
+from _helpers import captured_logs
 from _supervision_helpers import (
     DownWaiter,
     Starter,
@@ -13,7 +15,6 @@ from _supervision_helpers import (
     crash_child,
     ids,
 )
-from structlog.testing import capture_logs
 
 from supervisors import ChildCounts, ChildSpec, ManualClock, Supervisor
 
@@ -36,14 +37,14 @@ class SubTree:
         return ChildSpec(self.name, self, type="supervisor", shutdown=5.0)
 
 
-def test_escalation_restarts_the_subtree() -> None:
+def test_escalation_restarts_the_subtree(caplog: pytest.LogCaptureFixture) -> None:
     """A nested supervisor past its intensity exits abnormally and its parent restarts it."""
     worker = Starter("worker")
     sub = SubTree("sub", [worker], max_restarts=1, clock=ManualClock())
     root = Supervisor.start([sub.spec()], name="root")
     first_sub = sub.refs[0]
     sub_down = DownWaiter(first_sub)
-    with capture_logs() as logs:
+    with captured_logs(caplog, "supervisors") as logs:
         crash_child(first_sub, worker.current)
         crash_child(first_sub, worker.current)
         down = sub_down.wait()

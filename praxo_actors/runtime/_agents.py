@@ -1,0 +1,75 @@
+"""The agents registered with a runtime, and the options each one's runs use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.agent import AgentOptions
+from praxo_actors.models import Event
+
+__all__ = ["Agents"]
+
+
+def _no_sink(_event: Event) -> None:
+    """Mark options whose events the session collects (the session never calls it)."""
+
+
+class Agents:
+    """Agent factories by name; each factory is called once, when its agent first runs.
+
+    ``register`` may be called from any thread (a dict store is atomic); options are built on
+    the thread that runs the session, and rebuilding them twice in a race is harmless.
+    """
+
+    def __init__(self) -> None:
+        self._factories: dict[str, Callable[[], AgentOptions]] = {}
+        # agent name -> (options that emit events, options that do not)
+        self._options: dict[str, tuple[AgentOptions, AgentOptions]] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories
+
+    def register(self, name: str, factory: Callable[[], AgentOptions]) -> None:
+        """Register (or replace) an agent.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name or a non-callable factory.
+        """
+        if not isinstance(name, str) or not name:
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
+        if not callable(factory):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
+        self._factories[name] = factory
+        self._options.pop(name, None)
+
+    def options_for(self, name: str, events: bool = True) -> AgentOptions:
+        """Return the options of a registered agent, with or without event collection.
+
+        A run started while nobody subscribes builds no events at all (they would reach no one,
+        and building them was a fifth of a run's work in the runtime).
+
+        Raises:
+            PraxoError: ``RUNTIME_UNKNOWN_AGENT``; ``RUNTIME_INVALID_CONFIG`` for a factory that
+                does not return ``AgentOptions`` or returns options with their own ``sink``.
+        """
+        cached = self._options.get(name)
+        if cached is None:
+            factory = self._factories.get(name)
+            if factory is None:
+                raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {name!r}")
+            built = factory()
+            if not isinstance(built, AgentOptions):
+                raise PraxoError(
+                    "RUNTIME_INVALID_CONFIG", f"agent factory {name!r} must return AgentOptions"
+                )
+            if built.sink is not None:
+                # Events of hosted runs go through the event bus, in order, to subscribers.
+                raise PraxoError(
+                    "RUNTIME_INVALID_CONFIG",
+                    f"agent {name!r} has a sink: use runtime.events.subscribe(...) instead",
+                )
+            cached = (replace(built, sink=_no_sink), built)
+            self._options[name] = cached
+        return cached[0] if events else cached[1]

@@ -1,0 +1,65 @@
+"""The runtime's settings, checked once at start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
+
+__all__ = ["RuntimeConfig"]
+
+OnBusy = Literal["enqueue", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """What :meth:`~praxo_actors.runtime.Runtime.start` was given (see its docstring)."""
+
+    max_live_sessions: int = 100_000
+    max_queue: int = 100
+    on_busy: OnBusy = "enqueue"
+    idle_timeout: float | None = 300.0
+    checkpoint_key: bytes | None = None
+    allowed_types: frozenset[str] = DEFAULT_CHECKPOINT_TYPES
+    scheduler_threads: int | None = None
+    io_threads: int = 256
+    delivery_threads: int = 4
+    timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_live_sessions", "io_threads", "delivery_threads"):
+            _check_count(name, getattr(self, name), 1)
+        if self.scheduler_threads is not None:
+            _check_count("scheduler_threads", self.scheduler_threads, 1)
+        _check_count("max_queue", self.max_queue, 0)
+        if self.on_busy not in ("enqueue", "reject"):
+            raise _bad("on_busy must be 'enqueue' or 'reject'")
+        idle = self.idle_timeout
+        if idle is not None and not (_is_number(idle) and idle > 0):
+            raise _bad("idle_timeout must be a positive number or None")
+        if not (_is_number(self.timeout) and self.timeout > 0):
+            raise _bad("timeout must be a positive number")
+        key = self.checkpoint_key
+        if key is not None and (not isinstance(key, bytes) or not key):
+            raise _bad("checkpoint_key must be non-empty bytes")
+        types = self.allowed_types
+        if not isinstance(types, set | frozenset) or not all(isinstance(t, str) for t in types):
+            raise _bad("allowed_types must be a set of str")
+        if "session" not in types:
+            raise _bad("allowed_types must admit 'session' to restore anything")
+        object.__setattr__(self, "allowed_types", frozenset(types))
+
+
+def _bad(message: str) -> PraxoError:
+    return PraxoError("RUNTIME_INVALID_CONFIG", message)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_count(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _bad(f"{name} must be an int >= {minimum}")

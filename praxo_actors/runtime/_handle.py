@@ -1,0 +1,266 @@
+"""What a user holds: a handle on one session, and the event bus seen from outside."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pykka
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.agent import new_run_id
+from praxo_actors.core import load_checkpoint
+from praxo_actors.models import Event, Message, RunResult
+from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
+from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._protocol import (
+    Crash,
+    GetHistory,
+    History,
+    LoadCheckpoint,
+    decode,
+    encode,
+)
+from praxo_actors.runtime._router import _fail
+from praxo_actors.runtime._run_future import RunFuture
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._runtime import Runtime
+
+__all__ = ["Events", "SessionHandle"]
+
+
+class Events:
+    """The runtime's event bus, seen from outside: subscriptions and async streams."""
+
+    def __init__(self, router: EventRouter) -> None:
+        self._router = router
+
+    def subscribe(
+        self,
+        subscriber: Callable[[Event], Any] | pykka.ActorRef[Any],
+        pattern: str = "run.*",
+        session_id: str | None = None,
+        buffer: int = 1000,
+    ) -> Subscription:
+        """Deliver matching events to ``subscriber`` (a callable, or an actor that is asked).
+
+        Args:
+            subscriber: Called (or, for an ``ActorRef``, asked) with each :class:`Event`, one at
+                a time, in order, on a delivery thread. If it raises (or the actor has
+                stopped) it is removed.
+            pattern: A glob on the event type: ``"run.*"``, ``"tool.*"``, ``"*"``.
+            session_id: Only this session's events (None: every session's).
+            buffer: Events held for a slow subscriber; beyond that they are dropped and counted.
+
+        Raises:
+            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments; ``RUNTIME_STOPPED``
+                once the runtime has stopped.
+        """
+        return self._router.subscribe(subscriber, pattern, session_id, buffer)
+
+    def stream(
+        self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
+    ) -> EventStream:
+        """Subscribe now and return an async iterator of matching events.
+
+        Call it from a coroutine (it binds to the running event loop); every event published
+        after the call is delivered. It ends when the runtime stops; ``async with
+        runtime.events.stream(...) as events`` unsubscribes when the block is left.
+
+        Raises:
+            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
+            RuntimeError: No event loop is running in this thread.
+        """
+        return EventStream(self._router, pattern, session_id, buffer)
+
+    @property
+    def subscriptions(self) -> tuple[Subscription, ...]:
+        """The active subscriptions."""
+        return self._router.subscriptions
+
+
+class SessionHandle:
+    """A lightweight handle on one session; creating it starts nothing."""
+
+    def __init__(self, runtime: Runtime, session_id: str, agent: str) -> None:
+        self._runtime = runtime
+        self.id = session_id
+        self.agent = agent
+
+    def __repr__(self) -> str:
+        return f"<SessionHandle {self.id!r} agent={self.agent!r}>"
+
+    def run(self, input: str, deadline: float | None = None) -> RunFuture:
+        """Queue a run of ``input``; return its future at once (from any thread).
+
+        The session is activated (restored from its checkpoint) if it is not live. The future
+        gives the :class:`~praxo_actors.models.RunResult`, or raises
+        :class:`~praxo_actors.AgentError` (with the run's code), a callback's own exception, or
+        :class:`~praxo_actors.PraxoError` (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
+        ``RUNTIME_SESSION_LIMIT``, ``SESSION_CRASHED``, ``RUNTIME_STOPPED``...).
+
+        Args:
+            input: The user's message text.
+            deadline: Seconds from now; checked between steps (``AGENT_DEADLINE``).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a non-str input or a bad deadline.
+        """
+        if not isinstance(input, str):
+            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+        deadline_ns = None
+        if deadline is not None:
+            if (
+                isinstance(deadline, bool)
+                or not isinstance(deadline, int | float)
+                or not math.isfinite(deadline)
+                or deadline < 0
+            ):
+                raise PraxoError(
+                    "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
+                )
+            deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
+        runtime = self._runtime
+        host, router = runtime._host, runtime._router
+        future = RunFuture(new_run_id(), self.id, runtime._cancel)
+        if runtime._stopped or not host.post(router.submit, future, self.agent, input, deadline_ns):
+            _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+        host.run_now()  # from a coroutine on the loop: start the run in this same step
+        return future
+
+    async def arun(self, input: str, deadline: float | None = None) -> RunResult:
+        """Run ``input`` and return its result: a coroutine, for ``create_task``, ``wait_for``...
+
+        Cancelling the awaiting task cancels the run (cooperatively, at its next step).
+
+        Raises:
+            PraxoError: As :meth:`run` and its future.
+        """
+        future = self.run(input, deadline)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def history(self, timeout: float = 5.0) -> list[Message]:
+        """Return the session's committed messages (from its checkpoint if it is not live).
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, a checkpoint code, or
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ahistory`).
+        """
+        try:
+            ref = self._ready().get(timeout=timeout)
+            if ref is not None:
+                reply = _ask(ref, encode(GetHistory()))
+                if reply is not None:
+                    try:
+                        messages = _history(reply.get(timeout=timeout))
+                    except pykka.ActorDeadError:  # it stopped meanwhile: read the checkpoint
+                        messages = None
+                    if messages is not None:
+                        return messages
+            document = self._store_ask().get(timeout=timeout)
+        except pykka.Timeout:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+        return self._from_checkpoint(document)
+
+    async def ahistory(self, timeout: float = 5.0) -> list[Message]:
+        """Like :meth:`history`, awaited (safe on the runtime's own event loop)."""
+        try:
+            async with asyncio.timeout(timeout):
+                ref = await self._ready()
+                if ref is not None:
+                    reply = _ask(ref, encode(GetHistory()))
+                    if reply is not None:
+                        try:
+                            messages = _history(await reply)
+                        except pykka.ActorDeadError:
+                            messages = None
+                        if messages is not None:
+                            return messages
+                document = await self._store_ask()
+        except TimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+        return self._from_checkpoint(document)
+
+    def _ready(self) -> MNFuture[pykka.ActorRef[Any] | None]:
+        """Return a future of the session's actor once it is live (None if it is not)."""
+        runtime = self._runtime
+        ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
+        if runtime._stopped or not runtime._host.post(
+            runtime._router.when_ready, self.id, ready.set
+        ):
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+        return ready
+
+    def _store_ask(self) -> pykka.Future[Any]:
+        try:
+            return self._runtime._host.store_ref.ask(encode(LoadCheckpoint(self.id)), block=False)
+        except pykka.ActorDeadError:
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+
+    def _from_checkpoint(self, document: str | None) -> list[Message]:
+        if document is None:
+            return []
+        host = self._runtime._host
+        session = load_checkpoint(document.encode(), allowed_types=host.allowed_types, key=host.key)
+        return session.messages
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.
+
+        Its committed messages stay in its checkpoint. Return False if it was not live.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``.
+        """
+        return self._stop_with(self._runtime._router.stop_session, timeout)
+
+    def passivate(self, timeout: float = 5.0) -> bool:
+        """Stop the session if it is idle (its state stays in its checkpoint); return success."""
+        return self._stop_with(self._runtime._router.passivate, timeout)
+
+    def _stop_with(self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float) -> bool:
+        runtime = self._runtime
+        try:
+            if self._ready().get(timeout=timeout) is None:
+                return False
+            ref = runtime._call(how, self.id, timeout=timeout)
+        except pykka.Timeout:
+            raise PraxoError("RUNTIME_TIMEOUT", f"session not ready within {timeout} s") from None
+        if ref is None:
+            return False
+        if not ref.actor_stopped.wait(timeout):
+            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+        return True
+
+    @property
+    def live(self) -> bool:
+        """Whether an actor hosts (or is being started to host) this session now."""
+        return self.id in self._runtime._router.live
+
+    def crash_for_testing(self, reason: str = "crash requested") -> None:
+        """Make the session actor fail as if its code raised (a test hook for crash recovery)."""
+        ref = self._ready().get(timeout=self._runtime._config.timeout)
+        if ref is not None:
+            ref.tell(encode(Crash(reason)))
+
+
+def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:
+    try:
+        return ref.ask(message, block=False)
+    except pykka.ActorDeadError:
+        return None
+
+
+def _history(reply: Any) -> list[Message] | None:
+    if reply is None:
+        return None
+    decoded = decode(reply)
+    return decoded.messages if isinstance(decoded, History) else None

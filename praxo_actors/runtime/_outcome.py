@@ -1,0 +1,88 @@
+"""Turn a callback's outcome into an :class:`EffectDone` message, and back.
+
+A callback (model, tool, repairer, summariser) returns a value or raises. The session gets that
+outcome inside its message. A value is msgpack-encoded: the session gets a copy. An exception is
+the one thing that rides along as an object, in the same message, beside the encoded
+:class:`Raised` notice (type, text, traceback): §2 has a callback's own exception reach the
+run's caller *unchanged* — the same object — never as a code or a copy. The callback's side
+keeps no reference to it, so nothing is shared.
+
+A value that is not JSON by the Core's rules (a set, NaN, an object of yours) is not encoded
+either: it rides along unchanged, so that the agent loop answers it exactly as ``run_agent``
+does. ``KeyboardInterrupt`` and ``SystemExit`` from a callback become a
+``RuntimeError`` naming them: raised inside an actor they would stop every actor.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from praxo_actors._errors import AgentError, JSONError
+from praxo_actors.agent._tool import ToolError
+from praxo_actors.core._json import _check_value as check_json
+from praxo_actors.models import ModelError, Response
+from praxo_actors.runtime._protocol import (
+    EffectDone,
+    Outcome,
+    Raised,
+    Returned,
+    ReturnedModelError,
+    ReturnedObject,
+    ReturnedResponse,
+    ReturnedToolError,
+    encode,
+)
+
+__all__ = ["effect_done", "unpack"]
+
+Message = bytes | tuple[bytes, Any]
+"""What a session receives for a callback's outcome: encoded bytes, plus the object if any."""
+
+
+def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
+    """Build the message for outcome ``(ok, value)`` of call ``token`` of run ``run_id``."""
+    if not ok:
+        return _raised(run_id, token, value)
+    kind = type(value)
+    outcome: Outcome
+    if kind is Response:
+        outcome = ReturnedResponse(value)
+    elif kind is ModelError:
+        outcome = ReturnedModelError(value)
+    elif kind is ToolError:
+        outcome = ReturnedToolError(value)
+    else:
+        try:
+            check_json(value)
+        except JSONError:
+            return encode(EffectDone(run_id, token, ReturnedObject(kind.__name__))), value
+        outcome = Returned(value)
+    return encode(EffectDone(run_id, token, outcome))
+
+
+def unpack(outcome: Outcome, carried: Any) -> tuple[bool, Any]:
+    """Return ``(ok, value_or_exception)`` from a decoded outcome and the object it carried."""
+    match outcome:
+        case ReturnedResponse(response=response):
+            return True, response
+        case ReturnedModelError(error=model_error):
+            return True, model_error
+        case ReturnedToolError(error=tool_error):
+            return True, tool_error
+        case Returned(value=value):
+            return True, value
+        case ReturnedObject():
+            return True, carried
+        case Raised(text=text):
+            if not isinstance(carried, BaseException):  # it lost its exception: say what it was
+                return False, AgentError("AGENT_CALLBACK_EXCEPTION", text)
+            return False, carried
+
+
+def _raised(run_id: str, token: int, exc: BaseException) -> Message:
+    if not isinstance(exc, Exception):
+        exc = RuntimeError(f"the callback raised {type(exc).__name__}{exc.args!r}")
+    text = f"{type(exc).__name__}: {exc}"
+    trace = "".join(traceback.format_exception(exc))
+    return encode(EffectDone(run_id, token, Raised(text, trace))), exc

@@ -1,0 +1,42 @@
+"""The future of one run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from praxo_actors.models import RunResult
+from praxo_actors.runtime._futures import MNFuture
+
+__all__ = ["RunFuture"]
+
+
+class RunFuture(MNFuture[RunResult]):
+    """The future of one run: ``get(timeout)``, ``await``, and cooperative ``cancel()``.
+
+    ``get()`` on the runtime's own event loop thread raises ``RUNTIME_BLOCKING_CALL`` while the
+    run is pending (it would wait for work that only that thread can do): await it there.
+    """
+
+    def __init__(
+        self, run_id: str, session_id: str, cancel: Callable[[str], bool] | None = None
+    ) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.session_id = session_id
+        self._cancel = cancel
+
+    def __repr__(self) -> str:
+        return f"<RunFuture {self.run_id} {'done' if self.done() else 'pending'}>"
+
+    def cancel(self) -> bool:
+        """Ask for the run to stop; return False if it had already ended.
+
+        A queued run is removed at once; a run in flight stops at its next step boundary. The
+        future then raises :class:`~praxo_actors.AgentError` ``AGENT_CANCELLED``, unless the
+        run completed the step it was in without needing another (cancellation is
+        cooperative: a callback in flight is never interrupted). When it returns True the
+        cancellation is on its way to the session, ahead of anything the caller does next.
+        """
+        if self.done() or self._cancel is None:
+            return False
+        return self._cancel(self.run_id)

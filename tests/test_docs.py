@@ -1,0 +1,69 @@
+"""Each ``docs/*.md`` file's Python examples run, in order, as one program."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+from _helpers import python_blocks
+
+DOCS = sorted((Path(__file__).resolve().parents[1] / "docs").glob("*.md"))
+
+
+@contextlib.contextmanager
+def logging_restored() -> Iterator[None]:
+    """Put back the stdlib loggers' levels, handlers, flags and class, and structlog's config.
+
+    The docs configure logging as a program would (``docs/logging.md``); no other test may see it.
+    """
+    manager = logging.Logger.manager
+    loggers = [logging.getLogger(), *manager.loggerDict.values()]
+    saved = {
+        id(logger): (logger.level, list(logger.handlers), logger.propagate, logger.disabled)
+        for logger in loggers
+        if isinstance(logger, logging.Logger)
+    }
+    structlog_config = structlog.get_config()
+    logger_class = logging.getLoggerClass()  # structlog.stdlib.LoggerFactory() replaces it
+    try:
+        yield
+    finally:
+        structlog.configure(**structlog_config)
+        logging.setLoggerClass(logger_class)
+        for logger in [logging.getLogger(), *manager.loggerDict.values()]:
+            if not isinstance(logger, logging.Logger):
+                continue
+            level, handlers, propagate, disabled = saved.get(
+                id(logger), (logging.NOTSET, [], True, False)
+            )
+            for handler in logger.handlers:
+                if handler not in handlers:
+                    handler.close()
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+            logger.propagate, logger.disabled = propagate, disabled
+
+
+def test_the_docs_have_python_examples() -> None:
+    """The docs hold Python examples; logging.md holds its three set-ups."""
+    blocks = {path.name: python_blocks(path.read_text(encoding="utf-8")) for path in DOCS}
+    assert len(blocks["logging.md"]) == 3
+    assert all(blocks[name] for name in ("agent.md", "memory.md", "supervision.md"))
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[path.name for path in DOCS])
+def test_the_examples_run_in_order(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_thread_leaks: None
+) -> None:
+    """Each Python block runs after the ones above it, in one namespace, without an error."""
+    monkeypatch.chdir(tmp_path)  # an example may write files under the working directory
+    namespace: dict[str, Any] = {"__name__": f"docs_{path.stem}"}
+    with logging_restored():
+        for line, code in python_blocks(path.read_text(encoding="utf-8")):
+            # Padding keeps the file's line numbers in tracebacks.
+            exec(compile("\n" * (line - 1) + code, str(path), "exec"), namespace)

@@ -1,0 +1,86 @@
+"""Importing the pure layers loads neither the runtime nor its dependencies (SPEC §12)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import praxo_actors
+from praxo_actors import memory
+
+HEAVY = ("pykka", "rich", "sqlite3", "asyncio", "praxo_actors.runtime", "supervisors")
+"""Modules a user of the pure layers should not pay for."""
+
+TIMEOUT = 60.0
+
+
+def loaded_after(code: str) -> list[str]:
+    """Run ``code`` in a fresh interpreter; return the ``HEAVY`` modules it left loaded."""
+    script = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout)
+    return sorted(loaded)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "praxo_actors",
+        "praxo_actors.core",
+        "praxo_actors.models",
+        "praxo_actors.agent",
+        "praxo_actors.middleware",
+        "praxo_actors.memory",
+        "praxo_actors.testing",
+        "praxo_actors.cli",
+    ],
+)
+def test_a_pure_module_imports_no_runtime(module: str) -> None:
+    """Importing a module outside the runtime loads no Pykka, asyncio, sqlite3, rich or runtime."""
+    assert loaded_after(f"import {module}") == []
+
+
+def test_the_runtime_is_imported_on_first_use() -> None:
+    """``praxo_actors.Runtime`` imports the runtime when it is first looked up."""
+    assert loaded_after("import praxo_actors") == []
+    loaded = loaded_after("import praxo_actors\npraxo_actors.Runtime")
+    assert {"asyncio", "pykka", "praxo_actors.runtime"} <= set(loaded)
+
+
+def test_sqlite3_is_imported_with_the_sqlite_store() -> None:
+    """``praxo_actors.memory.SQLiteStore`` imports sqlite3 when it is first looked up."""
+    assert loaded_after("from praxo_actors.memory import SQLiteStore") == ["sqlite3"]
+
+
+def test_top_level_names_import_as_before() -> None:
+    """``from praxo_actors import Runtime, PraxoError`` gives the runtime's class and the root."""
+    from praxo_actors import PraxoError, Runtime
+    from praxo_actors.runtime import Runtime as RuntimeClass
+
+    assert Runtime is RuntimeClass
+    assert praxo_actors.Runtime is RuntimeClass
+    assert issubclass(praxo_actors.SessionBusyError, PraxoError)
+
+
+def test_dir_lists_every_public_name() -> None:
+    """``dir()`` of a package with lazy names lists each of its ``__all__``."""
+    assert set(praxo_actors.__all__) <= set(dir(praxo_actors))
+    assert set(memory.__all__) <= set(dir(memory))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    """Looking up a name the package does not define raises ``AttributeError``."""
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = praxo_actors.no_such_name  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = memory.no_such_name  # type: ignore[attr-defined]
+    with pytest.raises(ImportError):
+        from praxo_actors import no_such_name  # type: ignore[attr-defined]  # noqa: F401
