@@ -1,16 +1,30 @@
-"""Benchmark the actor runtime against its floors, side by side in one run (not a test).
+"""Benchmark the actor runtime against floors measured side by side in the same run (not a test).
 
-    python bench/runtime.py            # every section, full sizes
-    python bench/runtime.py --quick    # smaller sizes, for a smoke run
+    python bench/runtime.py                     # every section, full sizes (~3 min, 2 vCPUs)
+    python bench/runtime.py --quick             # smaller sizes, a smoke run of seconds
+    python bench/runtime.py --only 1 --only 3   # some sections
+    python bench/runtime.py --profile --only 1  # also sample the timed phases with py-spy
 
-Sections (targets in brackets):
-1. per-run overhead through the runtime vs direct ``run_agent`` (zero-latency model, in-memory
-   store), next to a bare Pykka ask and, when installed, autogen-core's ``send_message``
-   [overhead < autogen-core send and <= 3 bare Pykka asks];
-2. 10,000 concurrent runs on 10,000 live sessions, async model sleeping 0.5 s [<= 1.0 s wall];
-3. live idle sessions: RSS per session [<= 4 KiB];
-4. passivated sessions in SQLite: reactivation latency p50/p99 [p99 <= 5 ms];
-5. event fan-out to 10 subscribers [>= 200,000 deliveries/s].
+Every measurement runs in a fresh interpreter (a child of this script), so that a "cold" number
+is cold and one section's heap cannot slow another's; the child measures its floor in the same
+process, right before the measurement it is compared with, and prints one marker line
+(``BENCH-RESULT {json}``) that is all the parent reads of its output. Sections [targets]:
+
+1. N new sessions, one run each, async model sleeping 0.5 s, all submitted at once, from a
+   thread (``Runtime.start``, ``handle.run(...)`` futures) and from a coroutine on the runtime's
+   own loop (``Runtime.open``, ``asyncio.gather`` of ``handle.arun(...)``); cold (the first N)
+   and warm (N more). Floor: N bare asyncio tasks sleeping 0.5 s [<= 1.5x the floor].
+2. N runs on N live sessions (activated beforehand), the same model and floor [<= 1.3x].
+3. One run on a live session, zero-latency async model, sequential: from a thread, the latency
+   of ``handle.run(x).get()`` against a bare Pykka ``ThreadingActor`` ask round trip
+   [<= 1.5 asks]; from a coroutine on the runtime's loop, CPU time per ``await handle.arun(x)``
+   [<= 50 µs], next to direct ``arun_agent`` on the same loop and, when installed,
+   autogen-core's ``send_message``.
+4. Live idle sessions: RSS per session [<= 4 KiB].
+5. Passivated sessions in SQLite: reactivation latency p99 [<= 5 ms].
+6. Event fan-out to 10 subscribers [>= 200,000 deliveries/s].
+
+``bench/service.py`` compares the runtime with direct ``arun_agent`` inside an ASGI service.
 """
 
 from __future__ import annotations
@@ -18,53 +32,433 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import logging
+import importlib.util
+import json
 import os
 import platform
 import random
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pykka
-import structlog
 from _machine import cpu_model, rss_bytes
 
-from praxo_actors.agent import new_agent_options, run_agent
+from praxo_actors.agent import arun_agent, new_agent_options
 from praxo_actors.core import dump_checkpoint
 from praxo_actors.memory import SQLiteStore
 from praxo_actors.models import Event, Request, Response, message_assistant, message_user, session
 from praxo_actors.runtime import Runtime
-from praxo_actors.runtime._store_actor import CHECKPOINT_NAMESPACE
 
-structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-logging.getLogger("pykka").setLevel(logging.CRITICAL)
+MARKER = "BENCH-RESULT "
+LATENCY = 0.5  # the slow model's latency, seconds
 
 
-def zero_model(_request: Request) -> Response:
+async def zero_model(_request: Request) -> Response:
+    """Answer at once (``async def``: it runs on the runtime's loop, beside its session)."""
     return Response(message_assistant("ok"))
 
 
 async def slow_model(_request: Request) -> Response:
-    await asyncio.sleep(0.5)
+    """Answer after ``LATENCY`` seconds, as a model call over the network would."""
+    await asyncio.sleep(LATENCY)
     return Response(message_assistant("ok"))
 
 
-def row(name: str, value: str, target: str = "", verdict: str = "") -> None:
-    print(f"  {name:<52} {value:>16}  {target:<22} {verdict}")
+# -- the parent: children, rows ------------------------------------------------------------
+
+
+class ChildFailed(Exception):
+    """A child measurement exited badly, timed out, or printed no result line."""
+
+
+def child(section: str, *args: Any, timeout: float, profile: bool = False) -> dict[str, Any]:
+    """Run ``section`` in a fresh interpreter; return the JSON of its ``BENCH-RESULT`` line.
+
+    Only the marker line is parsed: anything else the child prints (a log line, a warning) is
+    ignored, so it cannot break the parse.
+
+    Raises:
+        ChildFailed: A non-zero exit, a timeout, or no marker line.
+    """
+    command = [sys.executable, __file__, "--child", section, *map(str, args)]
+    if profile:
+        command.append("--profile")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        tail = (exc.stderr or b"")[-2000:]
+        tail = tail.decode(errors="replace") if isinstance(tail, bytes) else tail
+        raise ChildFailed(f"{section}: no result within {timeout:.0f} s\n{tail}") from None
+    results = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
+    if done.returncode != 0 or not results:
+        raise ChildFailed(
+            f"{section}: exit {done.returncode}, {len(results)} result lines\n{done.stderr[-3000:]}"
+        )
+    result: dict[str, Any] = json.loads(results[-1][len(MARKER) :])
+    return result
+
+
+def row(
+    name: str,
+    value: str,
+    floor: str = "",
+    ratio: str = "",
+    target: str = "",
+    verdict: str = "",
+) -> None:
+    print(f"  {name:<50} {value:>11} {floor:>11} {ratio:>7}  {target:<11} {verdict}".rstrip())
+
+
+def header(title: str, *notes: str) -> None:
+    print(f"\n{title}")
+    for note in notes:
+        print(f"   {note}")
+
+
+def columns(value: str = "value", floor: str = "floor", ratio: str = "ratio") -> None:
+    row("", value, floor, ratio, "target")
 
 
 def ok(flag: bool) -> str:
     return "met" if flag else "MISSED"
 
 
-# -- 1. per-run overhead -------------------------------------------------------------------
+def seconds(x: float) -> str:
+    return f"{x:,.3f} s"
+
+
+def micros(x: float) -> str:
+    return f"{x:,.1f} µs"
+
+
+# -- in a child: the result line, GC accounting, optional py-spy ---------------------------
+
+
+def emit(result: dict[str, Any]) -> None:
+    """Print the child's one result line (the parent parses nothing else)."""
+    print(MARKER + json.dumps(result), flush=True)
+
+
+class GCWatch:
+    """Count garbage collections and the time they take, from ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0  # generation-2 collections
+        self._start = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._start
+        if info["generation"] == 2:
+            self.full += 1
+
+    def snapshot(self) -> tuple[float, int]:
+        return self.seconds, self.full
+
+
+@dataclass
+class Measured:
+    """A timed phase: its wall time, the process's CPU time and the GC's share of it."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+    gc: float = 0.0
+    full_gcs: int = 0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"wall": self.wall, "cpu": self.cpu, "gc": self.gc, "full_gcs": self.full_gcs}
+
+
+@contextmanager
+def measured(watch: GCWatch) -> Iterator[Measured]:
+    """Time the block: wall (perf_counter), CPU of every thread (process_time), GC pauses."""
+    out = Measured()
+    gc0, full0 = watch.snapshot()
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    yield out
+    out.wall = time.perf_counter() - t0
+    out.cpu = time.process_time() - cpu0
+    gc1, full1 = watch.snapshot()
+    out.gc, out.full_gcs = gc1 - gc0, full1 - full0
+
+
+class Profiler:
+    """Sample this process with py-spy while a phase runs; summarise the top frames.
+
+    py-spy attaches to this process (``--pid``) for the phase only, so imports, set-up and the
+    floors are not in the profile. Disabled (a no-op) when py-spy is missing or not asked for.
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.path = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        self.enabled = enabled and os.access(self.path, os.X_OK)
+        self.summaries: dict[str, Any] = {}
+        if enabled and not self.enabled:
+            self.summaries["note"] = "py-spy not found (pip install py-spy)"
+
+    @contextmanager
+    def phase(self, name: str, wanted: bool = True) -> Iterator[None]:
+        if not (self.enabled and wanted):
+            yield
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "profile.txt"
+            command = [self.path, "record", "--pid", str(os.getpid()), "--format", "raw"]
+            # --gil: only the thread holding the GIL, i.e. where the CPU time of Python goes
+            # (threads waiting on a queue or the GIL are not sampled).
+            command += ["--gil", "--rate", "250", "--output", str(raw)]
+            spy = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            assert spy.stdout is not None
+            # py-spy says when it samples; wait for that (bounded) so the phase is covered.
+            deadline = time.monotonic() + 10
+            for line in spy.stdout:
+                if "Sampling process" in line or time.monotonic() > deadline:
+                    break
+            try:
+                yield
+            finally:
+                spy.send_signal(signal.SIGINT)
+                try:
+                    spy.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    spy.kill()
+                    spy.communicate()
+                if raw.exists():
+                    self.summaries[name] = summarise_profile(raw.read_text())
+                else:
+                    self.summaries[name] = {
+                        "error": f"py-spy wrote nothing (exit {spy.returncode})"
+                    }
+
+
+# Frames that only carry others (thread bootstraps, the loop's dispatch): not worth a line.
+_CARRIERS = (
+    "threading.py",
+    "asyncio/events.py",
+    "asyncio/base_events.py",
+    "asyncio/runners.py",
+    " (runtime.py)",  # this script
+    "<module>",
+)
+
+
+def summarise_profile(raw: str, top: int = 15) -> dict[str, Any]:
+    """Return the top self and inclusive frames of py-spy's raw (collapsed-stack) output."""
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    threads: Counter[str] = Counter()
+    areas: Counter[str] = Counter()
+    total = 0
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        frames = [_frame_name(f) for f in stack.split(";")]
+        frames = [f for f in frames if f]
+        if not frames:
+            continue
+        total += n
+        threads[_thread_of(stack)] += n
+        own[frames[-1]] += n
+        areas[_area(frames[-1])] += n
+        for frame in set(frames):
+            if not any(c in frame for c in _CARRIERS):
+                inclusive[frame] += n
+    if total == 0:
+        return {"samples": 0}
+
+    def share(counter: Counter[str]) -> list[tuple[str, float]]:
+        return [(k, round(100 * v / total, 1)) for k, v in counter.most_common(top)]
+
+    return {
+        "samples": total,
+        "threads": share(threads),
+        "areas": share(areas),
+        "self": share(own),
+        "inclusive": share(inclusive),
+    }
+
+
+def _frame_name(frame: str) -> str:
+    # "func (path/to/file.py:123)" -> "func (path/to/file.py)"; thread/process labels dropped
+    if "(" not in frame or frame.startswith(("process ", "thread ")):
+        return ""
+    name, _, where = frame.partition(" (")
+    return f"{name} ({where.rsplit(':', 1)[0].rstrip(')')})"
+
+
+def _thread_of(stack: str) -> str:
+    if "serve (praxo_actors/runtime/" in stack:
+        return "the runtime's loop thread"
+    if not stack.startswith("Thread._bootstrap"):
+        return "the main thread"
+    if "_actor_loop (pykka/" in stack:
+        return "ThreadingActor threads (supervisors, bus, store)"
+    return "other threads"
+
+
+def _area(frame: str) -> str:
+    where = frame.rpartition("(")[2]
+    for prefix in (
+        "praxo_actors/runtime",
+        "praxo_actors/agent",
+        "praxo_actors/core",
+        "praxo_actors",
+        "supervisors",
+        "pykka",
+        "asyncio",
+        "msgspec",
+        "uuid",
+        "threading",
+        "selectors",
+    ):
+        if where.startswith(prefix):
+            return prefix
+    return "other"
+
+
+def print_profile(summary: dict[str, Any], indent: str = "     ") -> None:
+    if "error" in summary or summary.get("samples", 0) == 0:
+        print(f"{indent}profile: {summary.get('error', 'no samples')}")
+        return
+    print(f"{indent}py-spy --gil, {summary['samples']:,} samples at 250 Hz of the GIL's holder")
+    print(f"{indent}by thread: " + ", ".join(f"{k} {v}%" for k, v in summary["threads"]))
+    print(f"{indent}self time by package: " + ", ".join(f"{k} {v}%" for k, v in summary["areas"]))
+    print(f"{indent}top frames, self time:")
+    for name, pct in summary["self"]:
+        print(f"{indent}  {pct:5.1f}%  {name}")
+    print(f"{indent}top frames, inclusive (beyond the loop's and threads' own dispatch):")
+    for name, pct in summary["inclusive"]:
+        print(f"{indent}  {pct:5.1f}%  {name}")
+
+
+# -- 1 and 2. bursts of runs on new and live sessions (children) ---------------------------
+
+
+PROFILED = ("new_cold", "live")  # the burst phases sampled under --profile
+
+
+def burst_child(mode: str, n: int, profile: bool) -> dict[str, Any]:
+    """Time bursts of ``n`` runs (new sessions, cold then warm; then live ones) and floors.
+
+    Each burst is preceded by its floor (``n`` bare tasks sleeping ``LATENCY``), measured in
+    the same process at the same heap size, on an event loop of the same kind.
+    """
+    watch = GCWatch()
+    profiler = Profiler(profile)
+    phases: dict[str, Any] = {}
+    cold, warm = [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)]
+    plan = (("new_cold", cold), ("new_warm", warm), ("live", cold), ("live_again", warm))
+
+    async def floor() -> Measured:
+        with measured(watch) as m:
+            await asyncio.gather(*(asyncio.sleep(LATENCY) for _ in range(n)))
+        return m
+
+    if mode == "thread":
+        loop = asyncio.new_event_loop()  # the floor's loop, on this (the calling) thread
+        try:
+            with Runtime.start(idle_timeout=None) as rt:
+                rt.register_agent("slow", lambda: new_agent_options(slow_model))
+                for name, ids in plan:
+                    phases[f"floor_{name}"] = loop.run_until_complete(floor()).as_dict()
+                    with profiler.phase(name, name in PROFILED), measured(watch) as m:
+                        t0 = time.perf_counter()
+                        futures = [rt.session(sid, agent="slow").run("x") for sid in ids]
+                        submit = time.perf_counter() - t0
+                        outputs = [f.get(timeout=120).output for f in futures]
+                    phases[name] = m.as_dict() | {"submit": submit}
+                    assert outputs == ["ok"] * n, "wrong outputs"
+                stats = rt.statistics()
+        finally:
+            loop.close()
+    else:
+
+        async def main() -> Any:
+            async with Runtime.open(idle_timeout=None) as rt:
+                rt.register_agent("slow", lambda: new_agent_options(slow_model))
+                for name, ids in plan:
+                    phases[f"floor_{name}"] = (await floor()).as_dict()
+                    with profiler.phase(name, name in PROFILED), measured(watch) as m:
+                        results = await asyncio.gather(
+                            *(rt.session(sid, agent="slow").arun("x") for sid in ids)
+                        )
+                    phases[name] = m.as_dict()
+                    assert [r.output for r in results] == ["ok"] * n, "wrong outputs"
+                return rt.statistics()
+
+        stats = asyncio.run(main())
+    assert stats.runs_completed == 4 * n and stats.runs_failed == 0, stats
+    assert stats.activations == 2 * n, stats
+    return {"phases": phases, "profiles": profiler.summaries}
+
+
+def bursts(n: int, profile: bool, timeout: float) -> dict[str, Any]:
+    """Run the burst children (one per mode); return their results."""
+    return {
+        mode: child("burst", mode, n, timeout=timeout, profile=profile)
+        for mode in ("thread", "coroutine")
+    }
+
+
+def burst_rows(results: dict[str, Any], names: tuple[str, ...], limit: float) -> None:
+    for mode, label in (("thread", "from a thread"), ("coroutine", "from a coroutine")):
+        phases = results[mode]["phases"]
+        for name in names:
+            m, f = phases[name], phases[f"floor_{name}"]
+            ratio = m["wall"] / f["wall"]
+            what = name.replace("new_cold", "cold").replace("new_warm", "warm").replace("_", " ")
+            row(
+                f"{label}, {what}",
+                seconds(m["wall"]),
+                seconds(f["wall"]),
+                f"{ratio:.2f}×",
+                f"<= {limit}×",
+                ok(ratio <= limit),
+            )
+            extra = f"cpu {m['cpu']:.2f} s (floor {f['cpu']:.2f}), gc {m['gc']:.2f} s"
+            extra += f" in {m['full_gcs']} full collections"
+            if "submit" in m:
+                extra += f", submitting took {m['submit']:.2f} s"
+            print(f"      {extra}")
+
+
+def print_burst_profiles(results: dict[str, Any], names: tuple[str, ...]) -> None:
+    for mode in ("thread", "coroutine"):
+        profiles = results[mode].get("profiles") or {}
+        if "note" in profiles:
+            print(f"   profile: {profiles['note']}")
+            return
+        for name in names:
+            if name in profiles:
+                print(f"   profile, {mode}, {name.replace('_', ' ')}:")
+                print_profile(profiles[name])
+
+
+# -- 3. one run on a live session (children) -----------------------------------------------
 
 
 class _Echo(pykka.ThreadingActor):
@@ -72,7 +466,8 @@ class _Echo(pykka.ThreadingActor):
         return message
 
 
-def bare_pykka_ask_us(n: int) -> float:
+def ask_round_trip_us(n: int) -> float:
+    """Return a bare Pykka ``ThreadingActor`` ask round trip, in µs (after 200 warm-up asks)."""
     ref = _Echo.start()
     try:
         for _ in range(200):
@@ -85,212 +480,237 @@ def bare_pykka_ask_us(n: int) -> float:
         ref.stop()
 
 
-try:  # optional: compared against when installed
-    from autogen_core import (
+RUNS_PER_SESSION = 5  # a checkpoint holds the whole history: keep sessions short, as real ones
+
+
+PROFILE_RUNS = 10  # under --profile, an extra untimed round of this many times n runs
+
+
+def single_child(mode: str, n: int, rounds: int, profile: bool) -> dict[str, Any]:
+    """Time ``n`` sequential runs on live sessions, ``rounds`` times, interleaved with floors.
+
+    Under ``--profile`` an extra round of ``PROFILE_RUNS * n`` runs, not timed, is sampled (the
+    timed rounds are too short for a profile worth reading).
+    """
+    profiler = Profiler(profile)
+    out: dict[str, list[float]] = {}
+
+    def add(key: str, value: float) -> None:
+        out.setdefault(key, []).append(value)
+
+    plan = [(f"r{r}", n) for r in range(rounds)]
+    if profiler.enabled:
+        plan.append(("profile", n * PROFILE_RUNS))
+    if mode == "thread":
+        with Runtime.start(idle_timeout=None) as rt:
+            rt.register_agent("zero", lambda: new_agent_options(zero_model))
+            for name, count in plan:
+                ids = [f"{name}s{i}" for i in range(count // RUNS_PER_SESSION + 1)]
+                handles = [rt.session(sid, agent="zero") for sid in ids]
+                for future in [h.run("warm") for h in handles]:  # activated outside the timing
+                    future.get(timeout=60)
+                if name == "profile":
+                    with profiler.phase("single"):
+                        for i in range(count):
+                            handles[i // RUNS_PER_SESSION].run("x").get(timeout=10)
+                    continue
+                add("ask_us", ask_round_trip_us(count))
+                cpu, t = time.process_time(), time.perf_counter()
+                for i in range(count):
+                    handles[i // RUNS_PER_SESSION].run("x").get(timeout=10)
+                add("run_us", (time.perf_counter() - t) / count * 1e6)
+                add("run_cpu_us", (time.process_time() - cpu) / count * 1e6)
+    else:
+        options = new_agent_options(zero_model)
+
+        async def direct(count: int) -> None:
+            s = session("d0")
+            cpu, t = time.process_time(), time.perf_counter()
+            for i in range(count):
+                if i % RUNS_PER_SESSION == 0:
+                    s = session(f"d{i}")
+                s = (await arun_agent(options, s, "x")).session
+            add("direct_us", (time.perf_counter() - t) / count * 1e6)
+            add("direct_cpu_us", (time.process_time() - cpu) / count * 1e6)
+
+        async def main() -> None:
+            async with Runtime.open(idle_timeout=None) as rt:
+                rt.register_agent("zero", lambda: options)
+                for name, count in plan:
+                    ids = [f"{name}s{i}" for i in range(count // RUNS_PER_SESSION + 1)]
+                    handles = [rt.session(sid, agent="zero") for sid in ids]
+                    await asyncio.gather(*(h.arun("warm") for h in handles))
+                    if name == "profile":
+                        with profiler.phase("single"):
+                            for i in range(count):
+                                await handles[i // RUNS_PER_SESSION].arun("x")
+                        continue
+                    await direct(count)
+                    cpu, t = time.process_time(), time.perf_counter()
+                    for i in range(count):
+                        await handles[i // RUNS_PER_SESSION].arun("x")
+                    add("run_us", (time.perf_counter() - t) / count * 1e6)
+                    add("run_cpu_us", (time.process_time() - cpu) / count * 1e6)
+
+        asyncio.run(main())
+    result: dict[str, Any] = {k: statistics.median(v) for k, v in out.items()}
+    result["rounds"] = out
+    result["profiles"] = profiler.summaries
+    return result
+
+
+def autogen_child(n: int) -> dict[str, Any]:
+    """Time autogen-core's ``send_message`` to an echo agent (only run when it is installed)."""
+    from autogen_core import (  # type: ignore[import-not-found]
         AgentId,
         MessageContext,
         RoutedAgent,
         SingleThreadedAgentRuntime,
         message_handler,
     )
-except ImportError:
-    RoutedAgent = None
-else:
 
     @dataclass
-    class _Text:
+    class Text:
         text: str
 
-    class _AutogenEcho(RoutedAgent):  # type: ignore[misc]
+    class Echo(RoutedAgent):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__("echo")
 
         @message_handler  # type: ignore[misc]
-        async def on_text(self, message: _Text, ctx: MessageContext) -> _Text:
+        async def on_text(self, message: Text, ctx: MessageContext) -> Text:
             return message
 
-
-def autogen_send_us(n: int) -> float | None:
-    if RoutedAgent is None:
-        return None
-
-    async def main() -> float:
+    async def main() -> dict[str, float]:
         rt = SingleThreadedAgentRuntime()
-        await _AutogenEcho.register(rt, "echo", lambda: _AutogenEcho())
+        await Echo.register(rt, "echo", lambda: Echo())
         rt.start()
         target = AgentId("echo", "default")
         for _ in range(200):
-            await rt.send_message(_Text("x"), target)
-        t = time.perf_counter()
+            await rt.send_message(Text("x"), target)
+        cpu, t = time.process_time(), time.perf_counter()
         for _ in range(n):
-            await rt.send_message(_Text("x"), target)
-        elapsed = time.perf_counter() - t
+            await rt.send_message(Text("x"), target)
+        wall, cpu = time.perf_counter() - t, time.process_time() - cpu
         await rt.stop()
-        return elapsed / n * 1e6
+        return {"send_us": wall / n * 1e6, "send_cpu_us": cpu / n * 1e6}
 
     return asyncio.run(main())
 
 
-def per_run_overhead(n: int) -> None:
-    print("\n1. Per-run overhead (zero-latency sync model, in-memory store, sequential runs)")
-    print("   each session gets 5 runs (a checkpoint snapshots the whole history, so a session")
-    print("   with thousands of messages pays for its size; real sessions are short)")
-    options = new_agent_options(zero_model)
-
-    def direct_loop(count: int) -> float:
-        t = time.perf_counter()
-        s = session("d0")
-        for i in range(count):
-            if i % 5 == 0:
-                s = session(f"d{i}")
-            s = run_agent(options, s, "x").session
-        return (time.perf_counter() - t) / count * 1e6
-
-    direct_loop(200)
-    direct = direct_loop(n)
-    with Runtime.start(idle_timeout=None) as rt:
-        rt.register_agent("zero", lambda: options)
-
-        def runtime_loop(prefix: str, count: int) -> float:
-            handle = rt.session(f"{prefix}0", agent="zero")
-            handle.run("x").get(timeout=10)
-            total = 0.0
-            for i in range(count):
-                if i % 5 == 0:  # activate the next session outside the timing
-                    handle = rt.session(f"{prefix}{i}", agent="zero")
-                    handle.run("warm").get(timeout=10)
-                t = time.perf_counter()
-                handle.run("x").get(timeout=10)
-                total += time.perf_counter() - t
-            return total / count * 1e6
-
-        runtime_loop("w", 200)
-        through = runtime_loop("m", n)
-    ask = bare_pykka_ask_us(n)
-    autogen = autogen_send_us(n)
-    overhead = through - direct
-    row("direct run_agent, per run", f"{direct:,.1f} µs")
-    row("through the runtime, per run (live session)", f"{through:,.1f} µs")
-    row("runtime overhead, per run", f"{overhead:,.1f} µs")
-    row("bare Pykka ask round trip", f"{ask:,.1f} µs")
-    row(
-        "overhead / bare Pykka ask",
-        f"{overhead / ask:,.2f}×",
-        "<= 3×",
-        ok(overhead <= 3 * ask),
+def single_run(n: int, rounds: int, profile: bool, timeout: float) -> None:
+    header(
+        f"3. One run on a live session, zero-latency async model, {n:,} sequential runs "
+        f"(median of {rounds} rounds)",
+        f"{RUNS_PER_SESSION} runs per session (a checkpoint snapshots the whole history); "
+        "floors in the same process, interleaved",
     )
-    if autogen is None:
-        row("autogen-core send_message", "not installed", "overhead < autogen")
+    th = child("single", "thread", n, rounds, timeout=timeout, profile=profile)
+    co = child("single", "coroutine", n, rounds, timeout=timeout, profile=profile)
+    columns("per run", "floor")
+    asks = th["run_us"] / th["ask_us"]
+    row(
+        "from a thread: handle.run(x).get() latency",
+        micros(th["run_us"]),
+        micros(th["ask_us"]),
+        f"{asks:.2f}",
+        "<= 1.5 asks",
+        ok(asks <= 1.5),
+    )
+    print(
+        "      floor: a bare Pykka ThreadingActor ask round trip; "
+        f"CPU per run {th['run_cpu_us']:.1f} µs (both threads)"
+    )
+    row(
+        "from a coroutine: await handle.arun(x), CPU",
+        micros(co["run_cpu_us"]),
+        micros(co["direct_cpu_us"]),
+        f"{co['run_cpu_us'] / co['direct_cpu_us']:.1f}×",
+        "<= 50 µs",
+        ok(co["run_cpu_us"] <= 50),
+    )
+    print(
+        f"      floor: direct arun_agent on the same loop (no actor, no checkpoint); "
+        f"wall per run {co['run_us']:.1f} µs"
+    )
+    if importlib.util.find_spec("autogen_core") is None:
+        row("autogen-core send_message", "skipped", "", "", "", "(not installed)")
     else:
-        row("autogen-core send_message", f"{autogen:,.1f} µs")
-        row(
-            "overhead / autogen-core send",
-            f"{overhead / autogen:,.2f}×",
-            "< 1×",
-            ok(overhead < autogen),
-        )
+        ag = child("autogen", n, timeout=timeout)
+        row("autogen-core send_message (for comparison), CPU", micros(ag["send_cpu_us"]))
+        row("autogen-core send_message, wall", micros(ag["send_us"]))
+    for label, result in (("from a thread", th), ("from a coroutine", co)):
+        profiles = result.get("profiles") or {}
+        if "note" in profiles:
+            print(f"   profile: {profiles['note']}")
+        elif "single" in profiles:
+            runs = PROFILE_RUNS * n
+            print(f"   profile, {label}, an extra untimed round of {runs:,} runs:")
+            print_profile(profiles["single"])
 
 
-# -- 2. concurrent slow runs ---------------------------------------------------------------
+# -- 4. idle sessions memory ---------------------------------------------------------------
 
 
-def concurrent_runs(n: int) -> None:
-    print(f"\n2. {n:,} concurrent runs on {n:,} live sessions, async model sleeping 0.5 s")
-    with Runtime.start(idle_timeout=None) as rt:
-        rt.register_agent("zero", lambda: new_agent_options(zero_model))
-        rt.register_agent("slow", lambda: new_agent_options(slow_model))
-        t = time.perf_counter()
-        warm = [rt.session(f"s{i}", agent="zero").run("warm") for i in range(n)]
-        for f in warm:
-            f.get(timeout=120)
-        activation = time.perf_counter() - t
-        handles = [rt.session(f"s{i}", agent="slow") for i in range(n)]
-
-        def burst() -> tuple[float, float]:
-            t = time.perf_counter()
-            futures = [h.run("go") for h in handles]
-            submitted = time.perf_counter() - t
-            for f in futures:
-                f.get(timeout=120)
-            return submitted, time.perf_counter() - t
-
-        submitted, wall = burst()
-        # A long-lived service freezes its start-up objects so the collector stops walking
-        # them: with 10,000 suspended runs, collection was half the CPU time.
-        gc.collect()
-        gc.freeze()
-        try:
-            _, frozen = burst()
-        finally:
-            gc.unfreeze()
-    row(f"activate {n:,} sessions and run once", f"{activation:,.2f} s")
-    row(f"submit {n:,} runs", f"{submitted:,.2f} s")
-    row(
-        f"{n:,} runs done (wall, 0.5 s model latency)",
-        f"{wall:,.2f} s",
-        "<= 1.0 s",
-        ok(wall <= 1.0),
-    )
-    row("the same after gc.freeze()", f"{frozen:,.2f} s", "<= 1.0 s", ok(frozen <= 1.0))
-
-
-# -- 3. idle sessions memory ---------------------------------------------------------------
-
-
-def idle_memory(n: int) -> None:
-    print(f"\n3. {n:,} live idle sessions (each ran once), RSS per session")
-    print("   each measured in a fresh process, so memory freed by earlier sections cannot hide it")
-    for label, store in (("in-memory store", "memory"), ("SQLite store", "sqlite")):
-        out = subprocess.run(
-            [sys.executable, __file__, "--idle-child", str(n), store],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=True,
-        ).stdout.split()
-        live, per, stop = int(out[0]), float(out[1]), float(out[2])
-        row(f"live sessions ({label})", f"{live:,}")
-        target = "<= 4 KiB"
-        row(
-            f"RSS per live idle session ({label})",
-            f"{per / 1024:,.2f} KiB",
-            target,
-            ok(per <= 4096),
-        )
-        row(f"runtime stop with them all live ({label})", f"{stop:,.1f} s")
-    print("   the in-memory store also holds each session's checkpoint (~0.5 KiB here) in RAM")
-
-
-def idle_child(n: int, store_kind: str) -> None:
-    """Measure idle sessions in this (fresh) process; print: live, bytes per session, stop s."""
+def idle_child(n: int, store_kind: str) -> dict[str, Any]:
+    """Measure ``n`` live idle sessions in this (fresh) process."""
     with tempfile.TemporaryDirectory() as tmp:
         store: Any = None if store_kind == "memory" else Path(tmp) / "s.sqlite3"
         rt = Runtime.start(store, idle_timeout=None, max_live_sessions=n + 10)
-        rt.register_agent("zero", lambda: new_agent_options(zero_model))
-        rt.session("warm", agent="zero").run("x").get(timeout=10)
-        gc.collect()
-        before = rss_bytes()
-        batch = 2000
-        for start in range(0, n, batch):
-            futures = [
-                rt.session(f"s{i}", agent="zero").run("x")
-                for i in range(start, min(n, start + batch))
-            ]
-            for f in futures:
-                f.get(timeout=120)
-        gc.collect()
-        after = rss_bytes()
-        live = rt.statistics().live_sessions
-        t = time.perf_counter()
-        rt.stop()
-        print(live, (after - before) / n, time.perf_counter() - t)
+        try:
+            rt.register_agent("zero", lambda: new_agent_options(zero_model))
+            rt.session("warm", agent="zero").run("x").get(timeout=10)
+            gc.collect()
+            before = rss_bytes()
+            t = time.perf_counter()
+            batch = 5000
+            for start in range(0, n, batch):
+                futures = [
+                    rt.session(f"s{i}", agent="zero").run("x")
+                    for i in range(start, min(n, start + batch))
+                ]
+                for f in futures:
+                    f.get(timeout=120)
+            activate = time.perf_counter() - t
+            gc.collect()
+            after = rss_bytes()
+            live = rt.statistics().live_sessions
+        finally:
+            t = time.perf_counter()
+            rt.stop()
+            stop = time.perf_counter() - t
+    return {"live": live, "per_session": (after - before) / n, "stop": stop, "activate": activate}
 
 
-# -- 4. reactivation from SQLite -----------------------------------------------------------
+def idle_memory(n: int, timeout: float) -> None:
+    header(
+        f"4. {n:,} live idle sessions (each ran once), RSS per session",
+        "each store in a fresh process, so memory freed by earlier sections cannot hide it",
+    )
+    columns("value", "", "")
+    for label, kind in (("in-memory store", "memory"), ("SQLite store", "sqlite")):
+        r = child("idle", n, kind, timeout=timeout)
+        row(f"live sessions ({label})", f"{r['live']:,}")
+        row(
+            f"RSS per live idle session ({label})",
+            f"{r['per_session'] / 1024:,.2f} KiB",
+            "",
+            "",
+            "<= 4 KiB",
+            ok(r["per_session"] <= 4096),
+        )
+        row(f"activate them, 5,000 at a time ({label})", seconds(r["activate"]))
+        row(f"runtime stop with them all live ({label})", seconds(r["stop"]))
+    print("   the in-memory store also holds each session's checkpoint (~0.5 KiB here) in RAM")
 
 
-def reactivation(n: int, samples: int) -> None:
-    print(f"\n4. {n:,} passivated sessions in SQLite: reactivation latency ({samples:,} samples)")
+# -- 5. reactivation from SQLite -----------------------------------------------------------
+
+
+def reactivation_child(n: int, samples: int) -> dict[str, Any]:
+    """Fill SQLite with ``n`` checkpoints; time reactivating ``samples`` of them, one at a time."""
+    from praxo_actors.runtime._store_actor import CHECKPOINT_NAMESPACE
+
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sessions.sqlite3"
         store = SQLiteStore(path, synchronous="NORMAL")
@@ -300,10 +720,7 @@ def reactivation(n: int, samples: int) -> None:
             entries = []
             for i in range(start, min(n, start + batch)):
                 s = session(f"p{i}")
-                s = type(s)(
-                    id=s.id,
-                    messages=[message_user("hello"), message_assistant("ok")],
-                )
+                s = type(s)(id=s.id, messages=[message_user("hello"), message_assistant("ok")])
                 entries.append(
                     (CHECKPOINT_NAMESPACE, s.id, {"checkpoint": dump_checkpoint(s).decode()})
                 )
@@ -328,33 +745,46 @@ def reactivation(n: int, samples: int) -> None:
                 h.run("x").get(timeout=10)
                 live.append(time.perf_counter() - t)
     latencies.sort()
-    p50 = latencies[len(latencies) // 2] * 1e3
-    p99 = latencies[int(len(latencies) * 0.99) - 1] * 1e3
-    row("fill (put_many, NORMAL sync)", f"{fill:,.1f} s", f"{size / 2**20:,.0f} MiB file")
-    row("reactivate + run (restore, run, checkpoint) p50", f"{p50:,.2f} ms")
-    row("reactivate + run p99", f"{p99:,.2f} ms", "p99 <= 5 ms", ok(p99 <= 5))
-    row("run on a live session p50 (for comparison)", f"{statistics.median(live) * 1e3:,.2f} ms")
+    return {
+        "fill": fill,
+        "size": size,
+        "p50": latencies[len(latencies) // 2],
+        "p99": latencies[int(len(latencies) * 0.99) - 1],
+        "live_p50": statistics.median(live),
+    }
 
 
-# -- 5. event fan-out ----------------------------------------------------------------------
+def reactivation(n: int, samples: int, timeout: float) -> None:
+    header(f"5. {n:,} passivated sessions in SQLite: reactivation latency ({samples:,} samples)")
+    columns("value", "", "")
+    r = child("reactivation", n, samples, timeout=timeout)
+    row("fill (put_many, synchronous=NORMAL)", seconds(r["fill"]), f"{r['size'] / 2**20:,.0f} MiB")
+    row("reactivate + run (restore, run, checkpoint) p50", f"{r['p50'] * 1e3:,.2f} ms")
+    p99 = r["p99"] * 1e3
+    row("reactivate + run p99", f"{p99:,.2f} ms", "", "", "<= 5 ms", ok(p99 <= 5))
+    row("run on a live session p50 (for comparison)", f"{r['live_p50'] * 1e3:,.2f} ms")
 
 
-def fanout(events: int, subscribers: int) -> None:
-    print(f"\n5. Event fan-out: {events:,} events to {subscribers} subscribers")
+# -- 6. event fan-out ----------------------------------------------------------------------
+
+
+def fanout_child(events: int, subscribers: int) -> dict[str, Any]:
+    """Publish ``events`` events straight to the bus actor; time their delivery to everyone."""
+    from praxo_actors.runtime._protocol import Publish, encode
+
     with Runtime.start(idle_timeout=None) as rt:
         counts = [0] * subscribers
         done = threading.Event()
-        total = events * subscribers
-        delivered = [0]
+        finished_subscribers = [0]
         lock = threading.Lock()
 
-        def make(i: int) -> Any:
+        def make(i: int) -> Callable[[Event], None]:
             def sink(_event: Event) -> None:
                 counts[i] += 1
                 if counts[i] == events:
                     with lock:
-                        delivered[0] += 1
-                        if delivered[0] == subscribers:
+                        finished_subscribers[0] += 1
+                        if finished_subscribers[0] == subscribers:
                             done.set()
 
             return sink
@@ -363,61 +793,137 @@ def fanout(events: int, subscribers: int) -> None:
             rt.events.subscribe(make(i), pattern="*", buffer=events) for i in range(subscribers)
         ]
         batch = [
-            Event(
-                type="tool.completed", run_id="r", session_id="s", seq=i, time_ns=0, data={"n": i}
-            )
+            Event(type="tool.completed", run_id="r", session_id="s", seq=i, time_ns=0, data={})
             for i in range(10)
         ]
-        from praxo_actors.runtime._protocol import Publish, encode
-
         message = encode(Publish(events=batch))
-        bus = rt._core.bus_ref
+        bus = rt._host.bus_ref  # private: the bench feeds the bus directly, without runs
         t = time.perf_counter()
         for _ in range(events // 10):
             bus.tell(message)
         finished = done.wait(120)
         elapsed = time.perf_counter() - t
         dropped = sum(s.statistics().dropped for s in subs)
-    rate = total / elapsed
-    row("deliveries", f"{sum(counts):,}", "", "" if finished else "INCOMPLETE")
-    row("dropped", f"{dropped:,}")
-    row("deliveries per second", f"{rate:,.0f}/s", ">= 200,000/s", ok(rate >= 200_000))
+    return {
+        "delivered": sum(counts),
+        "expected": events * subscribers,
+        "finished": finished,
+        "dropped": dropped,
+        "elapsed": elapsed,
+    }
 
 
-def main() -> None:
+def fanout(events: int, subscribers: int, timeout: float) -> None:
+    header(f"6. Event fan-out: {events:,} events to {subscribers} subscribers")
+    columns("value", "", "")
+    r = child("fanout", events, subscribers, timeout=timeout)
+    rate = r["delivered"] / r["elapsed"]
+    row("deliveries", f"{r['delivered']:,}", "", "", "", "" if r["finished"] else "INCOMPLETE")
+    row("dropped", f"{r['dropped']:,}")
+    row("deliveries per second", f"{rate:,.0f}/s", "", "", ">= 200,000/s", ok(rate >= 200_000))
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def run_child(args: list[str], profile: bool) -> None:
+    name, rest = args[0], args[1:]
+    match name:
+        case "burst":
+            emit(burst_child(rest[0], int(rest[1]), profile))
+        case "single":
+            emit(single_child(rest[0], int(rest[1]), int(rest[2]), profile))
+        case "autogen":
+            emit(autogen_child(int(rest[0])))
+        case "idle":
+            emit(idle_child(int(rest[0]), rest[1]))
+        case "reactivation":
+            emit(reactivation_child(int(rest[0]), int(rest[1])))
+        case "fanout":
+            emit(fanout_child(int(rest[0]), int(rest[1])))
+        case _:
+            raise SystemExit(f"unknown child {name!r}")
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--only", type=int, action="append", help="run only these sections")
-    parser.add_argument("--idle-child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--profile", action="store_true", help="sample sections 1-3's timed phases with py-spy"
+    )
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.idle_child:
-        idle_child(int(args.idle_child[0]), args.idle_child[1])
-        return
+    if args.child:
+        run_child(args.child, args.profile)
+        return 0
     q = args.quick
-    print("praxo-actors runtime benchmark")
+    n = 1000 if q else 10_000
+    timeout = 120 if q else 300
+    print("praxo-actors runtime benchmark" + (" (--quick sizes)" if q else ""))
     print(
         f"  Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} CPUs ({cpu_model()}), pykka {pykka_version()}"
+        f"{os.cpu_count()} CPUs ({cpu_model()}), pykka {_version('pykka')}"
     )
-    sections = {
-        1: lambda: per_run_overhead(500 if q else 3000),
-        2: lambda: concurrent_runs(1000 if q else 10_000),
-        3: lambda: idle_memory(5000 if q else 100_000),
-        4: lambda: reactivation(20_000 if q else 1_000_000, 200 if q else 2000),
-        5: lambda: fanout(5000 if q else 50_000, 10),
+    cache: dict[str, Any] = {}
+
+    def burst_results() -> dict[str, Any]:
+        if "bursts" not in cache:
+            cache["bursts"] = bursts(n, args.profile, timeout)
+        return cache["bursts"]
+
+    def section_new() -> None:
+        header(
+            f"1. {n:,} new sessions, one run each, async model sleeping {LATENCY} s, "
+            "all submitted at once",
+            f"floor: {n:,} bare asyncio tasks sleeping {LATENCY} s, in the same process just "
+            "before the burst",
+            f"cold: the first {n:,} sessions of a fresh process; warm: {n:,} more new sessions "
+            "in the same runtime",
+        )
+        columns("wall", "floor")
+        results = burst_results()
+        burst_rows(results, ("new_cold", "new_warm"), 1.5)
+        print_burst_profiles(results, ("new_cold",))
+
+    def section_live() -> None:
+        header(
+            f"2. {n:,} runs on {n:,} live sessions (activated by section 1's bursts), "
+            f"the same model and floor",
+        )
+        columns("wall", "floor")
+        results = burst_results()
+        burst_rows(results, ("live", "live_again"), 1.3)
+        print_burst_profiles(results, ("live",))
+
+    sections: dict[int, Callable[[], None]] = {
+        1: section_new,
+        2: section_live,
+        3: lambda: single_run(300 if q else 3000, 3, args.profile, timeout),
+        4: lambda: idle_memory(5000 if q else 100_000, timeout),
+        5: lambda: reactivation(20_000 if q else 1_000_000, 200 if q else 2000, timeout),
+        6: lambda: fanout(5000 if q else 50_000, 10, timeout),
     }
+    failed = []
     for number, section in sections.items():
         if args.only and number not in args.only:
             continue
-        section()
+        try:
+            section()
+        except ChildFailed as exc:
+            failed.append(number)
+            print(f"  FAILED: {exc}")
         sys.stdout.flush()
+    if failed:
+        print(f"\nsections failed: {', '.join(map(str, failed))}")
+    return 1 if failed else 0
 
 
-def pykka_version() -> str:
+def _version(package: str) -> str:
     from importlib.metadata import version
 
-    return version("pykka")
+    return version(package)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,7 +16,7 @@ from praxo_actors.agent._effects import (
     Effect,
     Emit,
 )
-from praxo_actors.agent._machine import copy_json
+from praxo_actors.agent._machine import copy_json, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._run import start_run
 from praxo_actors.models import Message, RunResult, Session, ToolCall
@@ -69,6 +69,7 @@ def run_agent(
     # The generator is driven directly (not through AgentRun.send) because this loop is the
     # hot path: one iteration per effect, three effects per tool step.
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
+    thrown: BaseException | None = None
     try:
         while True:
             try:
@@ -88,10 +89,13 @@ def run_agent(
                         f"an async callback needs arun_agent, not run_agent: {effect!r}"
                     )
             except Exception as exc:
-                effect = gen.throw(exc)
+                thrown = exc
+                effect = throw_into(gen, exc)
             else:
                 effect = gen.send(reply)
     except StopIteration as stop:
+        if stop is thrown:  # a callback's own StopIteration, re-raised unchanged
+            raise
         result: RunResult = stop.value
         return result
 
@@ -114,6 +118,7 @@ async def arun_agent(
     """
     run = start_run(options, session, input, run_id)
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
+    thrown: BaseException | None = None
     try:
         while True:
             try:
@@ -121,10 +126,13 @@ async def arun_agent(
                 if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
                     reply = await reply
             except Exception as exc:
-                effect = gen.throw(exc)
+                thrown = exc
+                effect = throw_into(gen, exc)
             else:
                 effect = gen.send(reply)
     except StopIteration as stop:
+        if stop is thrown:  # Python turns it into RuntimeError as it leaves this coroutine
+            raise
         result: RunResult = stop.value
         return result
 

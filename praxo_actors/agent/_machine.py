@@ -42,7 +42,7 @@ from praxo_actors.models import (
     ToolCall,
 )
 
-__all__ = ["Machine", "copy_json", "machine"]
+__all__ = ["Machine", "copy_json", "machine", "throw_into"]
 
 CALLBACK = "AGENT_CALLBACK_EXCEPTION"
 
@@ -80,8 +80,39 @@ def _crashed(
     event: _Events | None, exc: BaseException, code: str
 ) -> Generator[Effect, Any, BaseException]:
     if event is not None:
-        yield event("run.failed", {"code": code, "message": f"{type(exc).__name__}: {exc}"})
+        shown = exc.exc if isinstance(exc, _Carried) else exc
+        yield event("run.failed", {"code": code, "message": f"{type(shown).__name__}: {shown}"})
     return exc
+
+
+class _Carried(Exception):
+    """Carries a callback's exception through the machine when it cannot be thrown as itself.
+
+    A ``StopIteration`` thrown into a generator comes out as ``RuntimeError`` (PEP 479), and a
+    ``BaseException`` would pass the machine's ``except Exception`` handlers by.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(exc)
+        self.exc = exc
+
+
+def throw_into(gen: Machine, exc: BaseException) -> Effect:
+    """Throw a callback's exception into the machine; if the run ends with it, raise it unchanged.
+
+    Raises:
+        BaseException: ``exc`` itself (a ``StopIteration`` or a ``KeyboardInterrupt`` too), an
+            ``AgentError``, or ``StopIteration`` carrying the result when the run completes.
+    """
+    if isinstance(exc, Exception) and not isinstance(exc, StopIteration):
+        return gen.throw(exc)
+    carrier = _Carried(exc)
+    try:
+        return gen.throw(carrier)
+    except _Carried as out:
+        if out is not carrier:
+            raise
+    raise exc
 
 
 def machine(
@@ -175,6 +206,8 @@ def machine(
             if not isinstance(result, Response):
                 raise (yield from _crashed(event, _not_a_response(result), CALLBACK))
         reply: Message = result.message
+        if type(reply) is not Message or not _json_or_none(result.usage):
+            raise (yield from _crashed(event, _bad_response(result), CALLBACK))
         messages.append(reply)
         calls: list[ToolCall] = reply.tool_calls
         text = _text(reply.content)
@@ -315,6 +348,24 @@ def _may_hold_calls(text: str) -> bool:
 
 def _error_json(code: str, message: str) -> str:
     return encode_json({"error": {"code": code, "message": message}})
+
+
+def _json_or_none(value: Any) -> bool:
+    if value is None:
+        return True
+    if not isinstance(value, dict):
+        return False
+    try:
+        encode_json(value)
+    except JSONError:
+        return False
+    return True
+
+
+def _bad_response(result: Response) -> TypeError:
+    if type(result.message) is not Message:
+        return TypeError(f"Response.message must be a Message, not {type(result.message).__name__}")
+    return TypeError("Response.usage must be a JSON object or None")
 
 
 def _not_a_response(result: Any) -> TypeError:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from praxo_actors.agent._effects import Effect
-from praxo_actors.agent._machine import Machine, machine
+from praxo_actors.agent._machine import Machine, machine, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._runid import new_run_id
 from praxo_actors.models import Message, RunResult, Session
@@ -48,8 +48,22 @@ class AgentRun:
         return self._resume(self._gen.send, reply)
 
     def throw(self, exc: BaseException) -> Effect | None:
-        """Resume the run with the exception performing the current effect raised."""
-        return self._resume(self._gen.throw, exc)
+        """Resume the run with the exception performing the current effect raised.
+
+        Any exception may be passed, a ``BaseException`` or ``StopIteration`` too; if the run ends
+        with it, the same object is raised here.
+        """
+        try:
+            self.effect = throw_into(self._gen, exc)
+        except StopIteration as stop:
+            self.effect = None
+            if stop is exc:  # the callback's own StopIteration, not the run's return
+                raise
+            self._result = stop.value
+        except BaseException:
+            self.effect = None
+            raise
+        return self.effect
 
     def _resume(self, step: Callable[[Any], Effect], value: Any) -> Effect | None:
         try:

@@ -19,11 +19,13 @@ __all__ = ["LoopBridge"]
 Outcome = Callable[[bool, Any], None]
 
 
-async def _deliver(coro: Coroutine[Any, Any, Any], done: Outcome) -> None:
+async def _deliver(
+    coro: Coroutine[Any, Any, Any], done: Outcome, tasks: set[asyncio.Task[Any]]
+) -> None:
     """Await ``coro`` and report its outcome from inside the task's last step.
 
     Reporting here rather than from a done callback saves a turn of the loop per call. A
-    ``KeyboardInterrupt`` or ``SystemExit`` is reported as a ``RuntimeError`` and not re-raised:
+    ``KeyboardInterrupt`` or ``SystemExit`` is reported like any exception and not re-raised:
     raised out of a task, asyncio re-raises those through ``run_forever``, and the loop thread,
     with every session of the runtime, would die.
     """
@@ -33,11 +35,14 @@ async def _deliver(coro: Coroutine[Any, Any, Any], done: Outcome) -> None:
         done(False, RuntimeError("the callback was cancelled (the runtime is stopping)"))
         raise
     except (KeyboardInterrupt, SystemExit) as exc:
-        done(False, RuntimeError(f"the callback raised {type(exc).__name__}{exc.args!r}"))
+        done(False, exc)
     except Exception as exc:
         done(False, exc)
     else:
         done(True, value)
+    finally:
+        # Here, not in a done callback: that would cost a turn of the loop per call.
+        tasks.discard(asyncio.current_task())
 
 
 class LoopBridge:
@@ -79,12 +84,11 @@ class LoopBridge:
     ) -> None:
         """Like :meth:`submit`, called on the loop's own thread: the task starts at once."""
         try:
-            task = self._loop.create_task(_deliver(fn(*args), done))
+            task = self._loop.create_task(_deliver(fn(*args), done, self._tasks))
         except Exception as exc:  # fn raised before returning its coroutine
             done(False, exc)
             return
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def cancel_all(self) -> None:
         """Cancel every task started here (on the loop's thread; the runtime is stopping)."""

@@ -16,11 +16,9 @@ import fnmatch
 import itertools
 import re
 import threading
-import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -29,6 +27,7 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.models import Event
+from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._protocol import Publish, decode
 
 __all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]
@@ -120,7 +119,7 @@ class Subscription:
         """Wait until everything offered so far is delivered (or dropped); return success."""
         return self._idle.wait(timeout)
 
-    def _offer(self, payload: bytes, pool: ThreadPoolExecutor) -> None:
+    def _offer(self, payload: bytes, pool: IOPool) -> None:
         with self._lock:
             if not self._active:
                 return
@@ -132,9 +131,10 @@ class Subscription:
                 return
             self._draining = True
             self._idle.clear()
-        try:
-            pool.submit(self._drain)
-        except RuntimeError:  # the pool is shut down: the bus is stopping
+        pool.submit(self._drain, (), self._drained)
+
+    def _drained(self, ok: bool, value: object) -> None:
+        if not ok:  # the pool is shut down (the bus is stopping), or the drain itself failed
             with self._lock:
                 self._draining = False
                 self._idle.set()
@@ -163,7 +163,7 @@ class Subscription:
             with self._lock:
                 self.dropped += 1
             return True
-        except Exception as exc:  # a failing subscriber is dead: remove it, keep the bus alive
+        except BaseException as exc:  # a failing subscriber is dead: remove it, keep the bus alive
             logger.warning(
                 "subscriber_removed",
                 subscription=self.id,
@@ -193,7 +193,8 @@ class EventRouter:
     def __init__(self, delivery_threads: int = 4) -> None:
         self._subscriptions: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(delivery_threads, thread_name_prefix="praxo-events")
+        # Daemon threads: a subscriber that hangs must not keep a process from exiting.
+        self._pool = IOPool(delivery_threads, name="praxo-events")
         self._closed = False
         self.routed = 0
         # Counts of ended subscriptions, so that the runtime's totals never fall.
@@ -277,16 +278,14 @@ class EventRouter:
                 sub._active = False
                 sub._buffer.clear()
             sub._closed()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + timeout
-        for thread in list(getattr(self._pool, "_threads", ())):
-            thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
-                logger.error("event_thread_abandoned", thread=thread.name)
+        for name in self._pool.shutdown(timeout):
+            logger.error("event_thread_abandoned", thread=name)
 
 
 class EventBus(pykka.ThreadingActor):
     """The actor that receives published events and hands them to the router."""
+
+    use_daemon_thread = True  # never keeps a process alive: the runtime stops at exit
 
     def __init__(self, router: EventRouter) -> None:
         super().__init__()

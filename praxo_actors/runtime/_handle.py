@@ -30,7 +30,23 @@ from praxo_actors.runtime._run_future import RunFuture
 if TYPE_CHECKING:
     from praxo_actors.runtime._runtime import Runtime
 
-__all__ = ["Events", "SessionHandle"]
+__all__ = ["Events", "SessionHandle", "check_text"]
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse a str that cannot be encoded (a lone surrogate, e.g. from a JSON ``"\\ud800"``).
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT``.
+    """
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise PraxoError(
+                "RUNTIME_INVALID_INPUT",
+                f"{what} holds text that is not valid Unicode: {exc.reason}",
+            ) from None
 
 
 class Events:
@@ -112,6 +128,7 @@ class SessionHandle:
         """
         if not isinstance(input, str):
             raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+        check_text(input, "input")
         deadline_ns = None
         if deadline is not None:
             if (

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
 
+from praxo_actors._errors import PraxoError
+from praxo_actors._log import get_logger
 from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime._bridge import LoopBridge
+from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._loop_sched import LoopScheduler
 
@@ -25,7 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SessionHost"]
 
+logger = get_logger("praxo_actors.runtime")
+
 Outcome = Callable[[bool, Any], None]
+T = TypeVar("T")
 
 
 @dataclass(eq=False, slots=True)
@@ -41,22 +48,73 @@ class SessionHost:
     sessions_on_loop: bool
     loop_scheduler: LoopScheduler
     router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
+    _posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = field(default_factory=deque)
+    _posted_lock: threading.Lock = field(default_factory=threading.Lock)
+    _posting: bool = False
     store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
     bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
 
     def post(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Run ``fn(*args)`` on the loop thread: now if this is it, else as soon as it can.
 
-        Return False if the loop is closed (the runtime has stopped and settled every run).
+        Calls from other threads run in the order they were posted, a burst of them in one
+        callback of the loop (``call_soon_threadsafe`` writes to the loop's self-pipe each
+        time: a tenth of a busy loop's time when each of 10,000 runs made one). Return False if
+        the loop is closed (the runtime has stopped and settled every run).
         """
         if threading.get_ident() == self.loop_thread_id:
             fn(*args)
             return True
+        with self._posted_lock:
+            self._posted.append((fn, args))
+            if self._posting:
+                return True
+            self._posting = True
         try:
-            self.loop.call_soon_threadsafe(fn, *args)
+            self.loop.call_soon_threadsafe(self._run_posted)
         except RuntimeError:
+            with self._posted_lock:
+                self._posted.clear()
+                self._posting = False
             return False
         return True
+
+    def _run_posted(self) -> None:
+        with self._posted_lock:
+            batch = list(self._posted)
+            self._posted.clear()
+            self._posting = False
+        for fn, args in batch:
+            try:
+                fn(*args)
+            except Exception:
+                logger.exception("posted_call_failed", call=repr(fn))
+        self.run_now()
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
+        """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
+        """
+        if threading.get_ident() == self.loop_thread_id:
+            return fn(*args)
+        future: MNFuture[T] = MNFuture()
+
+        def run() -> None:
+            try:
+                future.set(fn(*args))
+            except Exception:
+                future.set_exception()
+
+        try:
+            self.loop.call_soon_threadsafe(run)
+        except RuntimeError:
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        try:
+            return future.get(timeout=timeout)
+        except pykka.Timeout:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
 
     def spawn(
         self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], done: Outcome

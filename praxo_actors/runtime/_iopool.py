@@ -70,8 +70,8 @@ class IOPool:
                 value = fn(*args)
             except Exception as exc:
                 outcome: tuple[bool, Any] = (False, exc)
-            except BaseException as exc:  # never let one end a pool thread silently
-                outcome = (False, RuntimeError(f"callback raised {exc!r}"))
+            except BaseException as exc:  # contained here: it is the callback's outcome
+                outcome = (False, exc)
             else:
                 outcome = (True, value)
             del job, fn, args
@@ -101,7 +101,10 @@ class IOPool:
             self._queue.put(None)
         deadline = time.monotonic() + timeout
         stuck = []
+        me = threading.current_thread()
         for thread in threads:
+            if thread is me:  # stop() called from a callback on this pool: it exits after it
+                continue
             thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 stuck.append(thread.name)

@@ -9,8 +9,9 @@ keeps no reference to it, so nothing is shared.
 
 A value that is not JSON by the Core's rules (a set, NaN, an object of yours) is not encoded
 either: it rides along unchanged, so that the agent loop answers it exactly as ``run_agent``
-does. ``KeyboardInterrupt`` and ``SystemExit`` from a callback become a
-``RuntimeError`` naming them: raised inside an actor they would stop every actor.
+does. A ``KeyboardInterrupt`` or ``SystemExit`` from a callback travels the same way: the
+session fails the run with it (it reaches the run's caller) and never raises it itself, which
+would stop every actor.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from praxo_actors._errors import AgentError, JSONError
+import msgspec
+
+from praxo_actors._errors import AgentError, JSONError, ProtocolError
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.core._json import _check_value as check_json
+from praxo_actors.models import Message as ModelMessage
 from praxo_actors.models import ModelError, Response
 from praxo_actors.runtime._protocol import (
     EffectDone,
@@ -31,7 +35,9 @@ from praxo_actors.runtime._protocol import (
     ReturnedObject,
     ReturnedResponse,
     ReturnedToolError,
+    decode_outcome,
     encode,
+    encode_outcome,
 )
 
 __all__ = ["effect_done", "unpack"]
@@ -46,7 +52,7 @@ def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
         return _raised(run_id, token, value)
     kind = type(value)
     outcome: Outcome
-    if kind is Response:
+    if kind is Response and type(value.message) is ModelMessage:
         outcome = ReturnedResponse(value)
     elif kind is ModelError:
         outcome = ReturnedModelError(value)
@@ -56,13 +62,20 @@ def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
         try:
             check_json(value)
         except JSONError:
-            return encode(EffectDone(run_id, token, ReturnedObject(kind.__name__))), value
+            return _pack(run_id, token, ReturnedObject(kind.__name__)), value
         outcome = Returned(value)
-    return encode(EffectDone(run_id, token, outcome))
+    try:
+        return _pack(run_id, token, outcome)
+    except (TypeError, ValueError, OverflowError):  # e.g. a usage dict holding an object
+        return _pack(run_id, token, ReturnedObject(kind.__name__)), value
 
 
-def unpack(outcome: Outcome, carried: Any) -> tuple[bool, Any]:
-    """Return ``(ok, value_or_exception)`` from a decoded outcome and the object it carried."""
+def unpack(data: msgspec.Raw, carried: Any) -> tuple[bool, Any]:
+    """Return ``(ok, value_or_exception)`` from an encoded outcome and the object it carried."""
+    try:
+        outcome = decode_outcome(data)
+    except ProtocolError as exc:  # a value of the wrong shape, e.g. a Struct field's type
+        return False, TypeError(f"a callback returned a malformed value: {exc.message}")
     match outcome:
         case ReturnedResponse(response=response):
             return True, response
@@ -80,9 +93,11 @@ def unpack(outcome: Outcome, carried: Any) -> tuple[bool, Any]:
             return False, carried
 
 
+def _pack(run_id: str, token: int, outcome: Outcome) -> bytes:
+    return encode(EffectDone(run_id, token, msgspec.Raw(encode_outcome(outcome))))
+
+
 def _raised(run_id: str, token: int, exc: BaseException) -> Message:
-    if not isinstance(exc, Exception):
-        exc = RuntimeError(f"the callback raised {type(exc).__name__}{exc.args!r}")
     text = f"{type(exc).__name__}: {exc}"
     trace = "".join(traceback.format_exception(exc))
-    return encode(EffectDone(run_id, token, Raised(text, trace))), exc
+    return _pack(run_id, token, Raised(text, trace)), exc

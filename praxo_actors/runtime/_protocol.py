@@ -39,7 +39,9 @@ __all__ = [
     "SaveCheckpoint",
     "StartRun",
     "decode",
+    "decode_outcome",
     "encode",
+    "encode_outcome",
 ]
 
 
@@ -113,15 +115,17 @@ Outcome = (
 
 
 class EffectDone(_Msg, frozen=True, tag="effect_done"):
-    """A callback of run ``run_id`` finished with ``outcome``; ``token`` names the call.
+    """A callback of run ``run_id`` finished; ``outcome`` is its encoded :data:`Outcome`.
 
-    The outcome travels in the message itself (a copy, as every message is): the session
-    ignores one whose token is no longer the call it waits for (a cancelled or timed-out call).
+    The outcome travels in the message itself (a copy, as every message is), encoded apart so
+    that a malformed value from user code (a ``Response`` whose fields have the wrong types)
+    fails only that run when the session decodes it, never the session. The session ignores an
+    outcome whose token is no longer the call it waits for (a cancelled or timed-out call).
     """
 
     run_id: str
     token: int
-    outcome: Outcome
+    outcome: msgspec.Raw
 
 
 class Restore(_Msg, frozen=True, tag="restore"):
@@ -200,6 +204,25 @@ RuntimeMessage = (
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(RuntimeMessage)
+_outcome_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(Outcome)
+
+
+def encode_outcome(outcome: Outcome) -> bytes:
+    """Encode a callback's outcome (the ``outcome`` of an :class:`EffectDone`)."""
+    return _encoder.encode(outcome)
+
+
+def decode_outcome(data: bytes | msgspec.Raw) -> Outcome:
+    """Decode a callback's outcome.
+
+    Raises:
+        ProtocolError: ``PROTOCOL_INVALID_MESSAGE`` for a value of the wrong shape.
+    """
+    try:
+        outcome: Outcome = _outcome_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ProtocolError("PROTOCOL_INVALID_MESSAGE", str(exc)) from None
+    return outcome
 
 
 def encode(message: RuntimeMessage) -> bytes:

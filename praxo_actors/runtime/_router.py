@@ -159,10 +159,14 @@ class Router:
                 return
             self.live.move_to_end(session_id)
             entry.last_active = now
+        try:
+            message = encode(StartRun(run_id, agent, input, deadline_ns))
+        except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
+            _fail(future, PraxoError("RUNTIME_INVALID_INPUT", f"the run cannot be sent: {exc}"))
+            return
         entry.runs[run_id] = future
         self.pending[run_id] = future
         self.counters.runs_started += 1
-        message = encode(StartRun(run_id, agent, input, deadline_ns))
         if entry.ref is None:
             assert entry.backlog is not None
             entry.backlog.append((run_id, message))

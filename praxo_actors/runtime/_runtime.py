@@ -23,8 +23,11 @@ the one owner of routing. ``Runtime.start`` owns a loop thread; ``Runtime.astart
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import functools
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,17 +41,19 @@ from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
+from praxo_actors.runtime._blocking import check_not_blocking, forbid_blocking
 from praxo_actors.runtime._bridge import LoopBridge
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
 from praxo_actors.runtime._events import EventBus, EventRouter
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._handle import Events, SessionHandle
+from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._loop_sched import LoopScheduler
 from praxo_actors.runtime._router import Router, RuntimeStatistics
-from praxo_actors.runtime._sched import Scheduler, check_not_blocking, forbid_blocking
+from praxo_actors.runtime._sched import Scheduler
 from praxo_actors.runtime._store_actor import LoopStoreActor, StoreActor
+from praxo_actors.runtime._threads import in_thread as _in_thread
+from praxo_actors.runtime._threads import serve as _serve
 from supervisors import ChildSpec, DynamicSupervisor, Registry, Supervisor
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -70,6 +75,7 @@ class Runtime:
     store: Store
     """The memory store holding the sessions' checkpoints."""
     _agents: Agents
+    _at_exit: Callable[[], None]
     _bus: EventRouter
     _config: RuntimeConfig
     _host: SessionHost
@@ -213,6 +219,10 @@ class Runtime:
         self._stopped = False
         self._stop_lock = threading.Lock()
         self._janitor = None
+        # A script that forgets stop() still stops the runtime on its way out (every runtime
+        # thread is a daemon, so the interpreter reaches its atexit hooks).
+        self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
+        atexit.register(self._at_exit)
         self._loop_scheduler = LoopScheduler(loop, loop_thread_id)
         n = config.scheduler_threads
         self._thread_scheduler = None if n is None else Scheduler(n, name="praxo-sessions")
@@ -268,12 +278,12 @@ class Runtime:
             return ref
 
         def start_sessions() -> pykka.ActorRef[Any]:
-            ref = self._sessions_ref = DynamicSupervisor.start(max_restarts=0, name="sessions")
+            ref = self._sessions_ref = _Sessions.start(max_restarts=0, name="sessions")
             self._router.activator.sessions = ref.proxy()
             return ref
 
         timeout = config.timeout
-        self.root = Supervisor.start(
+        self.root = _Root.start(
             [
                 ChildSpec("events", start_bus, shutdown=timeout),
                 ChildSpec("store", start_store, shutdown=timeout),
@@ -304,6 +314,7 @@ class Runtime:
         """
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
             raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+        check_text(session_id, "the session id")
         if agent not in self._agents:
             raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
         return SessionHandle(self, session_id, agent)
@@ -317,29 +328,8 @@ class Runtime:
             return False
 
     def _call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
-        """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
-
-        Raises:
-            PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
-        """
-        if threading.get_ident() == self._host.loop_thread_id:
-            return fn(*args)
-        future: MNFuture[T] = MNFuture()
-
-        def run() -> None:
-            try:
-                future.set(fn(*args))
-            except Exception:
-                future.set_exception()
-
-        try:
-            self._loop.call_soon_threadsafe(run)
-        except RuntimeError:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
-        try:
-            return future.get(timeout=timeout)
-        except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        """Run ``fn(*args)`` on the loop thread and return its result (see SessionHost.call)."""
+        return self._host.call(fn, *args, timeout=timeout)
 
     # -- passivation of idle sessions (on the runtime's event loop) ------------------------
 
@@ -388,7 +378,12 @@ class Runtime:
 
     def _shutdown(self) -> None:
         """Stop everything, in order (on a thread that is not the loop's)."""
+        atexit.unregister(self._at_exit)
         timeout = self._config.timeout
+        if not self._loop.is_running():
+            # The loop is gone (a process exiting without stop()): nothing can run the
+            # sessions' stop any more, so mark them dead instead of waiting on each.
+            self._loop_scheduler.shutdown()
         with contextlib.suppress(PraxoError):
             self._call(self._begin_stop, timeout=timeout)
         root = getattr(self, "root", None)
@@ -453,48 +448,20 @@ class Runtime:
         await self.astop()
 
 
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    """Run the runtime's own event loop (its thread's target)."""
-    asyncio.set_event_loop(loop)
-    forbid_blocking(1)
-    try:
-        loop.run_forever()
-    finally:
-        forbid_blocking(-1)
+class _Root(Supervisor):
+    """The runtime's root supervisor, on a daemon thread (see ``Runtime._at_exit``)."""
+
+    use_daemon_thread = True
 
 
-async def _in_thread(fn: Callable[[], T]) -> T:
-    """Run blocking ``fn`` on a short-lived thread while the running loop goes on serving.
+class _Sessions(DynamicSupervisor):
+    """The sessions supervisor, on a daemon thread."""
 
-    Not the loop's default executor: its threads outlive the call (and every test checks that
-    the runtime leaves no thread behind). The thread is always waited for, even on cancellation.
-    """
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
+    use_daemon_thread = True
 
-    def settle(value: Any, error: BaseException | None) -> None:
-        if done.cancelled():
-            return
-        if error is None:
-            done.set_result(value)
-        else:
-            done.set_exception(error)
 
-    def work() -> None:
-        try:
-            value, error = fn(), None
-        except BaseException as exc:
-            value, error = None, exc
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, value, error)
-
-    thread = threading.Thread(target=work, name="praxo-blocking", daemon=True)
-    thread.start()
-    try:
-        return await asyncio.shield(done)
-    except asyncio.CancelledError:
-        with contextlib.suppress(BaseException):
-            await done
-        raise
-    finally:
-        thread.join()
+def _stop_at_exit(ref: weakref.ReferenceType[Runtime]) -> None:
+    runtime = ref()
+    if runtime is not None:
+        with contextlib.suppress(Exception):
+            runtime.stop()

@@ -27,8 +27,9 @@ from typing import Any, Protocol
 import msgspec
 import pykka
 
-from praxo_actors._errors import PraxoError, SchedulerClosedError
+from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
+from praxo_actors.runtime._blocking import check_not_blocking
 
 __all__ = [
     "Scheduler",
@@ -325,29 +326,6 @@ def current_scheduler() -> Scheduler | None:
     """Return the scheduler whose worker is the calling thread, or ``None``."""
     sched: Scheduler | None = getattr(_local, "scheduler", None)
     return sched
-
-
-def forbid_blocking(delta: int) -> None:
-    """Count (``+1``) or uncount (``-1``) a runtime whose actors run on the calling thread.
-
-    While one does, a blocking wait here (an unfinished future's ``get()``, :func:`blocking`)
-    raises ``RUNTIME_BLOCKING_CALL``: it would wait for work that only this thread can do.
-    """
-    _local.no_block = getattr(_local, "no_block", 0) + delta
-
-
-def check_not_blocking(what: str) -> None:
-    """Raise ``RUNTIME_BLOCKING_CALL`` on a thread that runs a runtime's actors (see above).
-
-    Raises:
-        PraxoError: ``RUNTIME_BLOCKING_CALL``.
-    """
-    if getattr(_local, "no_block", 0):
-        raise PraxoError(
-            "RUNTIME_BLOCKING_CALL",
-            f"{what} on the runtime's event loop thread would deadlock it: "
-            "await the future instead (or call from another thread)",
-        )
 
 
 def wait_lock(lock: Any, timeout: float | None) -> bool:

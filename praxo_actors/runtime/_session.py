@@ -267,7 +267,9 @@ class SessionActor(MNActor):
                     case CallSummarizer(summarizer=fn, messages=messages):
                         self._dispatch(current, fn, messages)
                         return
-        except Exception as exc:  # AgentError with a code, or a callback's own exception
+        except BaseException as exc:  # AgentError with a code, or a callback's own exception
+            if not isinstance(exc, Exception) and (ok or exc is not value):
+                raise  # not the callback's: a real interrupt of this thread
             self._publish(current)
             self.current = None
             self._failed(run.run_id, exc)

@@ -150,6 +150,8 @@ class StoreActor(_StoreLogic, pykka.ThreadingActor):
             an error code (None on success).
     """
 
+    use_daemon_thread = True  # never keeps a process alive: the runtime stops at exit
+
 
 class LoopStoreActor(_StoreLogic, MNActor):
     """Own a memory store whose calls never block (``InMemoryStore``), on the event loop."""

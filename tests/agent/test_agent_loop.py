@@ -331,3 +331,18 @@ def test_request_lists_are_copies(scripted: Any) -> None:
     result = run_agent(options, session("s"), "x")
     assert result.session.messages == [message_user("x"), message_assistant("ok")]
     assert len(options._advertised) == 1
+
+
+def test_a_model_raising_stop_iteration_propagates_unchanged() -> None:
+    """A sync model's StopIteration leaves run_agent as itself, not as a RuntimeError."""
+    from praxo_actors.agent import new_agent_options, run_agent
+    from praxo_actors.models import session as new_session
+
+    raised = StopIteration("model ran dry")
+
+    def model(request: object) -> object:
+        raise raised
+
+    with pytest.raises(StopIteration) as info:
+        run_agent(new_agent_options(model), new_session("s"), "x")
+    assert info.value is raised

@@ -212,20 +212,24 @@ def test_stop_fails_runs_in_flight_and_leaves_no_thread(runtime: Start) -> None:
 
 def test_runs_sent_while_the_runtime_stops_all_end(runtime: Start) -> None:
     """Runs sent from many threads during ``stop()`` complete or fail with RUNTIME_STOPPED."""
-    rt = runtime(agents={"default": echo_agent})
+    rt = runtime(agents={"default": echo_agent}, max_queue=10_000)
     futures: list[RunFuture] = []
     started = threading.Barrier(5, timeout=TIMEOUT)
 
     def send(k: int) -> None:
         started.wait()
-        for i in range(30):
-            futures.append(rt.session(f"s{k}-{i % 5}").run("x"))
+        # Until the runtime refuses: the last runs of each sender race with stop().
+        for i in range(5_000):
+            future = rt.session(f"s{k}-{i % 5}").run("x")
+            futures.append(future)
+            if future.done() and future._exc_info is not None:
+                return
 
     senders = [threading.Thread(target=send, args=(k,)) for k in range(4)]
     for sender in senders:
         sender.start()
     started.wait()
-    wait_until(lambda: len(futures) >= 30)
+    wait_until(lambda: any(f.done() and f._exc_info is None for f in list(futures)))
     rt.stop()
     for sender in senders:
         sender.join(TIMEOUT)
@@ -236,9 +240,7 @@ def test_runs_sent_while_the_runtime_stops_all_end(runtime: Start) -> None:
             outcomes.add(future.get(timeout=TIMEOUT).output)
         except PraxoError as exc:
             outcomes.add(exc.code)
-    assert outcomes <= {"x", "RUNTIME_STOPPED"}
-    assert "RUNTIME_STOPPED" in outcomes
-    assert len(futures) == 120
+    assert outcomes == {"x", "RUNTIME_STOPPED"}
     assert rt.statistics().runs_pending == 0
 
 

@@ -81,19 +81,41 @@ def test_stop_on_the_loop_thread_fails_with_a_code(runtime: Start) -> None:
 
     rt = holder["rt"] = runtime(agents={"default": lambda: new_agent_options(model)})
     assert error_code(rt.session("s").run("x")) == "RUNTIME_BLOCKING_CALL"
-    assert rt.session("t", agent="default") is not None
+    rt.register_agent("echo", echo_agent)
+    assert rt.session("t", agent="echo").run("still up").get(timeout=TIMEOUT).output == "still up"
     assert rt.statistics().runs_failed == 1
 
 
-def test_a_keyboard_interrupt_in_an_async_model_fails_only_its_run(runtime: Start) -> None:
-    """KeyboardInterrupt from an async model fails that run; the loop and other runs go on."""
+@pytest.mark.parametrize("kind", ["async", "sync"])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, StopIteration])
+def test_a_base_exception_in_a_callback_fails_only_its_run(
+    runtime: Start, kind: str, error: type[BaseException]
+) -> None:
+    """A callback's KeyboardInterrupt, SystemExit or StopIteration reaches the caller unchanged."""
+    raised: list[BaseException] = []
 
-    async def model(request: Request) -> Response:
-        raise KeyboardInterrupt
+    def fail() -> Response:
+        raised.append(error("from the model"))
+        raise raised[-1]
 
+    async def amodel(request: Request) -> Response:
+        return fail()
+
+    def smodel(request: Request) -> Response:
+        return fail()
+
+    model = amodel if kind == "async" else smodel
     rt = runtime(agents={"default": echo_agent, "bad": lambda: new_agent_options(model)})
-    with pytest.raises(RuntimeError, match="KeyboardInterrupt"):
-        rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+    for _ in range(2):  # the loop and the I/O threads survive it, twice
+        if kind == "async" and error is StopIteration:
+            # Python itself turns a StopIteration leaving a coroutine into RuntimeError (PEP 479).
+            with pytest.raises(RuntimeError) as wrapped:
+                rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+            assert wrapped.value.__cause__ is raised[-1]
+            continue
+        with pytest.raises(error) as info:
+            rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+        assert info.value is raised[-1]
     assert rt.session("t").run("fine").get(timeout=TIMEOUT).output == "fine"
     assert rt.session("s", agent="bad").history() == []
 
@@ -248,3 +270,21 @@ def test_astart_and_astop_leave_nothing_behind() -> None:
 
     asyncio.run(main())
     assert_no_new_threads(before, TIMEOUT)
+
+
+def test_a_blocking_ask_to_a_runtime_actor_on_the_loop_fails_with_a_code(runtime: Start) -> None:
+    """An async tool that asks the store actor and blocks gets RUNTIME_BLOCKING_CALL."""
+    from praxo_actors.runtime._protocol import LoadCheckpoint, encode
+
+    holder: dict[str, Runtime] = {}
+
+    async def handler(args: dict[str, Any]) -> str:
+        store = holder["rt"]._host.store_ref
+        return str(store.ask(encode(LoadCheckpoint("s")), block=True, timeout=TIMEOUT))
+
+    tool = Tool("peek", "asks the store", {"type": "object"}, handler)
+    model = ScriptedModel([ToolCall("peek", {}), "done"])
+    rt = holder["rt"] = runtime(agents={"default": lambda: new_agent_options(model, tools=[tool])})
+    assert error_code(rt.session("s").run("x")) == "RUNTIME_BLOCKING_CALL"
+    rt.register_agent("echo", echo_agent)
+    assert rt.session("t", agent="echo").run("still up").get(timeout=TIMEOUT).output == "still up"

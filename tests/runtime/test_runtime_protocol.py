@@ -45,7 +45,9 @@ from praxo_actors.runtime._protocol import (
     SaveCheckpoint,
     StartRun,
     decode,
+    decode_outcome,
     encode,
+    encode_outcome,
 )
 
 Start = Callable[..., Runtime]
@@ -54,12 +56,7 @@ SAMPLES = [
     StartRun("run-1", "default", "hello", deadline_ns=123),
     StartRun("run-2", "default", ""),
     CancelRun("run-1"),
-    EffectDone("run-1", 7, ReturnedResponse(Response(message_assistant("hi"), {"tokens": 3}))),
-    EffectDone("run-1", 8, ReturnedModelError(ModelError("MODEL_DOWN", "down"))),
-    EffectDone("run-1", 9, ReturnedToolError(ToolError("NOPE", "no"))),
-    EffectDone("run-1", 10, Returned({"rows": [1, 2.5, None, "x"]})),
-    EffectDone("run-1", 11, Raised("ValueError: bad", "Traceback ...")),
-    EffectDone("run-1", 12, ReturnedObject("set")),
+    EffectDone("run-1", 7, msgspec.Raw(encode_outcome(Returned({"rows": [1]})))),
     Restore('{"format":"praxo.checkpoint"}'),
     Restore(None),
     GetHistory(),
@@ -72,6 +69,29 @@ SAMPLES = [
     LoadCheckpoints(["s1", "s2"]),
     Checkpoints(['{"format":"praxo.checkpoint"}', None]),
 ]
+
+
+OUTCOMES = [
+    ReturnedResponse(Response(message_assistant("hi"), {"tokens": 3})),
+    ReturnedModelError(ModelError("MODEL_DOWN", "down")),
+    ReturnedToolError(ToolError("NOPE", "no")),
+    Returned({"rows": [1, 2.5, None, "x"]}),
+    ReturnedObject("set"),
+    Raised("ValueError: bad", "Traceback ..."),
+]
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda o: type(o).__name__)
+def test_every_outcome_round_trips_through_bytes(outcome: Any) -> None:
+    """A callback's outcome encodes to bytes and decodes to an equal outcome."""
+    assert decode_outcome(encode_outcome(outcome)) == outcome
+
+
+def test_a_malformed_outcome_is_refused_by_code() -> None:
+    """An outcome of the wrong shape (a Response without a message) is PROTOCOL_INVALID_MESSAGE."""
+    with pytest.raises(ProtocolError) as info:
+        decode_outcome(encode_outcome(ReturnedResponse(Response(message=None))))  # type: ignore[arg-type]
+    assert info.value.code == "PROTOCOL_INVALID_MESSAGE"
 
 
 def test_samples_cover_the_whole_union() -> None:

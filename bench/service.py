@@ -1,0 +1,365 @@
+"""Compare the runtime with direct ``arun_agent`` inside an ASGI service, side by side (not a test).
+
+    python bench/service.py            # 3 rounds of 5,000 requests per variant (~1 min)
+    python bench/service.py --quick    # 1 round of 1,000 requests per variant
+
+A Starlette app, served by uvicorn on 127.0.0.1 (a free port) in a process of its own, answers
+``POST /sessions/{id}/runs`` (the body is the user's text) with a zero-latency ``async`` model.
+Variants, each in a fresh server process, alternated round by round:
+
+- ``direct``: the handler awaits ``arun_agent(options, session, text)`` and keeps each session in
+  a dict (no actor, no checkpoint): the floor;
+- ``runtime``: the handler awaits ``runtime.session(id).arun(text)``, the runtime opened in the
+  app's lifespan with ``Runtime.open()``, so it shares uvicorn's event loop;
+- ``runtime-thread`` (for comparison): the same, the runtime started with ``Runtime.start()`` on
+  a loop thread of its own, so every run crosses threads twice.
+
+httpx.AsyncClient drives each server from this process: first one request per session (which
+activates it, untimed), then the timed requests, ``--concurrency`` at a time over the same
+sessions. Measured: the server process's CPU seconds per request (utime + stime from
+``/proc/<pid>/stat`` before and after) and requests per second. Each session's replies are
+checked (the k-th run of a session holds 2k messages). Target: the runtime variant's CPU per
+request <= 1.2x the direct variant's. Traffic goes only to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import selectors
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from typing import Any
+
+from _machine import cpu_model
+
+READY = "SERVICE-READY "
+DONE = "SERVICE-DONE "
+VARIANTS = ("direct", "runtime", "runtime-thread")
+TARGET = 1.2
+
+
+# -- the server (in its own process) -------------------------------------------------------
+
+
+def create_app(variant: str, report: dict[str, Any], port: int) -> Any:
+    """Return the Starlette app of ``variant``; its lifespan fills ``report`` on shutdown."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request as HTTPRequest
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from praxo_actors.agent import arun_agent, new_agent_options
+    from praxo_actors.models import Request, Response, Session, message_assistant, session
+    from praxo_actors.runtime import Runtime
+
+    async def model(_request: Request) -> Response:
+        return Response(message_assistant("ok"))
+
+    options = new_agent_options(model)
+    sessions: dict[str, Session] = {}
+    state: dict[str, Runtime] = {}
+
+    async def run_direct(request: HTTPRequest) -> JSONResponse:
+        sid = request.path_params["sid"]
+        text = (await request.body()).decode()
+        result = await arun_agent(options, sessions.get(sid) or session(sid), text)
+        sessions[sid] = result.session
+        return JSONResponse({"output": result.output, "messages": len(result.session.messages)})
+
+    async def run_runtime(request: HTTPRequest) -> JSONResponse:
+        sid = request.path_params["sid"]
+        text = (await request.body()).decode()
+        result = await state["runtime"].session(sid, agent="zero").arun(text)
+        return JSONResponse({"output": result.output, "messages": len(result.session.messages)})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        if variant == "direct":
+            ready(port)
+            yield
+            report["sessions"] = len(sessions)
+            report["shut_down"] = True
+            return
+        if variant == "runtime":
+            async with Runtime.open(idle_timeout=None) as runtime:
+                runtime.register_agent("zero", lambda: options)
+                state["runtime"] = runtime
+                ready(port)
+                yield
+                report["statistics"] = _statistics(runtime)
+            report["shut_down"] = True  # Runtime.open's astop() has returned
+            return
+        runtime = Runtime.start(idle_timeout=None)  # a loop thread of its own
+        try:
+            runtime.register_agent("zero", lambda: options)
+            state["runtime"] = runtime
+            ready(port)
+            yield
+            report["statistics"] = _statistics(runtime)
+        finally:
+            await runtime.astop()
+        report["shut_down"] = True
+
+    handler = run_direct if variant == "direct" else run_runtime
+    return Starlette(
+        routes=[Route("/sessions/{sid}/runs", handler, methods=["POST"])], lifespan=lifespan
+    )
+
+
+def ready(port: int) -> None:
+    print(f"{READY}{json.dumps({'port': port, 'pid': os.getpid()})}", flush=True)
+
+
+def _statistics(runtime: Any) -> dict[str, int]:
+    s = runtime.statistics()
+    return {
+        "runs_completed": s.runs_completed,
+        "runs_failed": s.runs_failed,
+        "live": s.live_sessions,
+    }
+
+
+def serve(variant: str) -> None:
+    """Serve ``variant`` on 127.0.0.1 (a free port) until SIGINT; then print the report line."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    report: dict[str, Any] = {"variant": variant}
+    app = create_app(variant, report, sock.getsockname()[1])
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        loop="asyncio",
+        http="h11",
+        timeout_graceful_shutdown=10,
+        backlog=1024,
+    )
+    # uvicorn shuts down gracefully on SIGINT (the lifespan's shutdown fills the report),
+    # then raises the signal again: a KeyboardInterrupt here.
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[sock])
+    print(f"{DONE}{json.dumps(report)}", flush=True)
+
+
+# -- the client (this process) -------------------------------------------------------------
+
+
+class ServerFailed(Exception):
+    """The server did not start, did not answer correctly, or did not stop."""
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """Return a process's user + system CPU time so far, from ``/proc/<pid>/stat``."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_line(stream: Any, prefix: str, timeout: float) -> str:
+    """Return the first line of ``stream`` that starts with ``prefix`` (others are skipped)."""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                break
+            line = stream.readline()
+            if not line:
+                break
+            if line.startswith(prefix):
+                return line[len(prefix) :]
+    raise ServerFailed(f"no {prefix.strip()} line within {timeout:.0f} s")
+
+
+PER_CLIENT = 1  # connections per httpx client (see drive)
+
+
+async def drive(
+    port: int, warmup: int, requests: int, concurrency: int, sessions: int, pid: int
+) -> dict[str, Any]:
+    """Warm up (one request per session), then time ``requests`` requests; check the replies.
+
+    The ``concurrency`` connections are spread over clients of ``PER_CLIENT`` each: one httpx
+    pool of 200 connections spends ~7 ms of client CPU per request finding a connection (its
+    scan is quadratic in the requests waiting), which made the client, not the server, the
+    bottleneck (~120 requests/s).
+    """
+    import httpx
+
+    limits = httpx.Limits(max_connections=PER_CLIENT, max_keepalive_connections=PER_CLIENT)
+    counts: dict[str, list[int]] = defaultdict(list)
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                httpx.AsyncClient(
+                    base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=30, trust_env=False
+                )
+            )
+            for _ in range(max(1, concurrency // PER_CLIENT))
+        ]
+
+        async def batch(jobs: range) -> None:
+            todo = iter(jobs)
+
+            async def worker(client: httpx.AsyncClient) -> None:
+                for j in todo:  # one iterator shared by the workers (one thread: no race)
+                    sid = f"s{j % sessions}"
+                    reply = await client.post(f"/sessions/{sid}/runs", content=b"hello")
+                    if reply.status_code != 200:
+                        raise ServerFailed(f"{reply.status_code}: {reply.text[:300]}")
+                    body = reply.json()
+                    if body.get("output") != "ok":
+                        raise ServerFailed(f"wrong reply {body!r}")
+                    counts[sid].append(body["messages"])
+
+            workers = min(concurrency, len(jobs))
+            await asyncio.gather(*(worker(clients[w % len(clients)]) for w in range(workers)))
+
+        await batch(range(warmup))
+        cpu0, own0 = proc_cpu_seconds(pid), time.process_time()
+        t0 = time.perf_counter()
+        await batch(range(warmup, warmup + requests))
+        wall = time.perf_counter() - t0
+        cpu, own = proc_cpu_seconds(pid) - cpu0, time.process_time() - own0
+    for sid, seen in counts.items():
+        if sorted(seen) != [2 * k for k in range(1, len(seen) + 1)]:
+            raise ServerFailed(f"session {sid}: message counts {sorted(seen)}")
+    return {
+        "cpu_per_request": cpu / requests,
+        "requests_per_s": requests / wall,
+        "client_cpu_per_request": own / requests,
+        "wall": wall,
+    }
+
+
+def measure(variant: str, warmup: int, requests: int, concurrency: int) -> dict[str, Any]:
+    """Start a server for ``variant``, drive it, stop it; return the measurement."""
+    with tempfile.TemporaryFile("w+") as errors:
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve", variant],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            info = json.loads(wait_line(server.stdout, READY, 30))
+            result = asyncio.run(
+                drive(info["port"], warmup, requests, concurrency, warmup, info["pid"])
+            )
+            server.send_signal(signal.SIGINT)
+            try:
+                out, _ = server.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                raise ServerFailed(f"{variant}: the server did not stop within 30 s") from None
+            if server.returncode != 0:
+                raise ServerFailed(f"{variant}: the server exited {server.returncode}")
+            reports = [line for line in out.splitlines() if line.startswith(DONE)]
+            if not reports:
+                raise ServerFailed(f"{variant}: no {DONE.strip()} line")
+            result["report"] = json.loads(reports[-1][len(DONE) :])
+            if not result["report"].get("shut_down"):
+                raise ServerFailed(f"{variant}: the lifespan's shutdown did not complete")
+            return result
+        except BaseException as exc:
+            if server.poll() is None:
+                server.kill()
+                server.wait(10)
+            errors.seek(0)
+            tail = errors.read()[-3000:]
+            if isinstance(exc, ServerFailed) and tail:
+                raise ServerFailed(f"{exc}\n{tail}") from None
+            raise
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1 round of 1,000 requests")
+    parser.add_argument("--requests", type=int, help="timed requests per round (5,000)")
+    parser.add_argument("--sessions", type=int, help="sessions, each warmed up once (1,000)")
+    parser.add_argument("--concurrency", type=int, default=200, help="requests in flight (200)")
+    parser.add_argument("--rounds", type=int, help="rounds per variant (3)")
+    parser.add_argument("--serve", choices=VARIANTS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return 0
+    requests = args.requests or (1000 if args.quick else 5000)
+    sessions = args.sessions or (250 if args.quick else 1000)
+    rounds = args.rounds or (1 if args.quick else 3)
+    import httpx
+    import starlette
+    import uvicorn
+
+    print("praxo-actors in an ASGI service" + (" (--quick sizes)" if args.quick else ""))
+    print(
+        f"  Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs ({cpu_model()}); uvicorn {uvicorn.__version__} (h11, asyncio "
+        f"loop), starlette {starlette.__version__}, httpx {httpx.__version__}"
+    )
+    print(
+        f"  {requests:,} timed requests per round over {sessions:,} warmed-up sessions, "
+        f"{args.concurrency} in flight, zero-latency async model; {rounds} round(s), variants "
+        "alternated, each in a fresh server process; median of the rounds"
+    )
+    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    try:
+        for _ in range(rounds):
+            for variant in VARIANTS:
+                results[variant].append(measure(variant, sessions, requests, args.concurrency))
+    except ServerFailed as exc:
+        print(f"  FAILED: {exc}")
+        return 1
+    median = {
+        v: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "report"}
+        for v, rs in results.items()
+    }
+    floor = median["direct"]["cpu_per_request"]
+    print(
+        f"\n  {'server handler':<44} {'CPU/request':>12} {'ratio':>7} {'requests/s':>11}  "
+        f"{'target':<9}"
+    )
+    for variant, label in (
+        ("direct", "direct: await arun_agent(...) (the floor)"),
+        ("runtime", "runtime: Runtime.open(), await arun(...)"),
+        ("runtime-thread", "runtime on its own loop thread (comparison)"),
+    ):
+        m = median[variant]
+        ratio = m["cpu_per_request"] / floor
+        target, verdict = ("", "")
+        if variant == "runtime":
+            target, verdict = f"<= {TARGET}×", "met" if ratio <= TARGET else "MISSED"
+        print(
+            f"  {label:<44} {m['cpu_per_request'] * 1e6:9,.0f} µs {ratio:6.2f}× "
+            f"{m['requests_per_s']:11,.0f}  {target:<9} {verdict}".rstrip()
+        )
+    for variant in VARIANTS:
+        per_round = ", ".join(f"{r['cpu_per_request'] * 1e6:,.0f}" for r in results[variant])
+        client = median[variant]["client_cpu_per_request"] * 1e6
+        report = results[variant][-1]["report"]
+        extra = f"; at shutdown {report['statistics']}" if "statistics" in report else ""
+        print(f"    {variant}: rounds {per_round} µs; client CPU {client:,.0f} µs/request{extra}")
+    runtime_extra = (median["runtime"]["cpu_per_request"] - floor) * 1e6
+    print(f"  the runtime's own cost per request: {runtime_extra:,.0f} µs of server CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

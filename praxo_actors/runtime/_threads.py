@@ -1,0 +1,62 @@
+"""The threads a runtime may own: its event loop's, and a short-lived one for a blocking call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from praxo_actors.runtime._blocking import forbid_blocking
+
+__all__ = ["in_thread", "serve"]
+
+T = TypeVar("T")
+
+
+def serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the runtime's own event loop (its thread's target)."""
+    asyncio.set_event_loop(loop)
+    forbid_blocking(1)
+    try:
+        loop.run_forever()
+    finally:
+        forbid_blocking(-1)
+
+
+async def in_thread(fn: Callable[[], T]) -> T:
+    """Run blocking ``fn`` on a short-lived thread while the running loop goes on serving.
+
+    Not the loop's default executor: its threads outlive the call (and every test checks that
+    the runtime leaves no thread behind). The thread is always waited for, even on cancellation.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is None:
+            done.set_result(value)
+        else:
+            done.set_exception(error)
+
+    def work() -> None:
+        try:
+            value, error = fn(), None
+        except BaseException as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, value, error)
+
+    thread = threading.Thread(target=work, name="praxo-blocking", daemon=True)
+    thread.start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            await done
+        raise
+    finally:
+        thread.join()
