@@ -42,7 +42,7 @@ from praxo_actors.models import (
     ToolCall,
 )
 
-__all__ = ["Machine", "copy_json", "machine", "throw_into"]
+__all__ = ["Machine", "RunInterrupted", "copy_json", "machine", "throw_into"]
 
 CALLBACK = "AGENT_CALLBACK_EXCEPTION"
 
@@ -76,10 +76,19 @@ def _fail(
     return AgentError(code, message, run_id)
 
 
+class RunInterrupted(AgentError):
+    """Thrown by a driver into a run whose callback is in flight: its deadline passed, or it
+    was cancelled outright. The run fails with this code (``AGENT_DEADLINE``,
+    ``AGENT_CANCELLED``) and its ``run.failed`` event says so."""
+
+
 def _crashed(
     event: _Events | None, exc: BaseException, code: str
 ) -> Generator[Effect, Any, BaseException]:
     if event is not None:
+        if isinstance(exc, RunInterrupted):
+            yield event("run.failed", {"code": exc.code, "message": exc.message})
+            return exc
         shown = exc.exc if isinstance(exc, _Carried) else exc
         yield event("run.failed", {"code": code, "message": f"{type(shown).__name__}: {shown}"})
     return exc

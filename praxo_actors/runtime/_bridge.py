@@ -81,14 +81,15 @@ class LoopBridge:
 
     def start(
         self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], done: Outcome
-    ) -> None:
-        """Like :meth:`submit`, called on the loop's own thread: the task starts at once."""
+    ) -> asyncio.Task[Any] | None:
+        """Like :meth:`submit`, called on the loop's own thread: return the task it started."""
         try:
             task = self._loop.create_task(_deliver(fn(*args), done, self._tasks))
         except Exception as exc:  # fn raised before returning its coroutine
             done(False, exc)
-            return
+            return None
         self._tasks.add(task)
+        return task
 
     def cancel_all(self) -> None:
         """Cancel every task started here (on the loop's thread; the runtime is stopping)."""

@@ -152,7 +152,8 @@ class SessionHandle:
     async def arun(self, input: str, deadline: float | None = None) -> RunResult:
         """Run ``input`` and return its result: a coroutine, for ``create_task``, ``wait_for``...
 
-        Cancelling the awaiting task cancels the run (cooperatively, at its next step).
+        Cancelling the awaiting task cancels the run at once: an ``async`` callback in flight is
+        cancelled, the run fails with ``AGENT_CANCELLED`` and commits nothing.
 
         Raises:
             PraxoError: As :meth:`run` and its future.
@@ -161,7 +162,9 @@ class SessionHandle:
         try:
             return await future
         except asyncio.CancelledError:
-            future.cancel()
+            runtime = self._runtime
+            if not future.done():
+                runtime._host.post(runtime._router.cancel, future.run_id, True)
             raise
 
     def history(self, timeout: float = 5.0) -> list[Message]:

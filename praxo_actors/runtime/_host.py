@@ -8,6 +8,7 @@ loop (the default), ``call_soon_threadsafe`` when sessions run on scheduler thre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -118,12 +119,21 @@ class SessionHost:
 
     def spawn(
         self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], done: Outcome
-    ) -> None:
-        """Start ``fn(*args)`` as a task on the loop; ``done(ok, value)`` when it ends."""
+    ) -> asyncio.Task[Any] | None:
+        """Start ``fn(*args)`` as a task on the loop; ``done(ok, value)`` when it ends.
+
+        Return the task when started on the loop's thread (None from elsewhere: it starts soon).
+        """
         if threading.get_ident() == self.loop_thread_id:
-            self.bridge.start(fn, args, done)
-        else:
-            self.bridge.submit(fn, args, done)
+            return self.bridge.start(fn, args, done)
+        self.bridge.submit(fn, args, done)
+        return None
+
+    def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
+        if threading.get_ident() == self.loop_thread_id:
+            return self.loop.call_later(delay, fn, *args)
+        return _LaterHandle(self.loop, delay, fn, args)
 
     spawn_threadsafe = spawn
 
@@ -138,3 +148,32 @@ class SessionHost:
     def has_subscribers(self) -> bool:
         """Return whether any event subscription exists (events are built only then)."""
         return self.router.bus.subscription_count > 0
+
+
+class _LaterHandle:
+    """A timer set from another thread: cancellable before and after it reaches the loop."""
+
+    __slots__ = ("_cancelled", "_handle")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        delay: float,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+    ) -> None:
+        self._cancelled = False
+        self._handle: asyncio.TimerHandle | None = None
+
+        def arm() -> None:
+            if not self._cancelled:
+                self._handle = loop.call_later(delay, fn, *args)
+
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(arm)
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        handle = self._handle
+        if handle is not None:
+            handle.cancel()

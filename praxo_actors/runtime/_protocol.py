@@ -35,6 +35,7 @@ __all__ = [
     "ReturnedObject",
     "ReturnedResponse",
     "ReturnedToolError",
+    "RunDeadline",
     "RuntimeMessage",
     "SaveCheckpoint",
     "StartRun",
@@ -59,7 +60,15 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
 
 
 class CancelRun(_Msg, frozen=True, tag="cancel_run"):
-    """Cancel a queued or running run (cooperatively, between steps)."""
+    """Cancel a queued or running run: between steps, or at once with ``hard`` (an ``async``
+    callback in flight is then cancelled, a sync one's late outcome discarded)."""
+
+    run_id: str
+    hard: bool = False
+
+
+class RunDeadline(_Msg, frozen=True, tag="run_deadline"):
+    """A run's deadline has passed (told by the session's own timer)."""
 
     run_id: str
 
@@ -189,6 +198,7 @@ class Checkpoints(_Msg, frozen=True, tag="checkpoints"):
 RuntimeMessage = (
     StartRun
     | CancelRun
+    | RunDeadline
     | EffectDone
     | Restore
     | GetHistory

@@ -173,8 +173,9 @@ class Router:
         else:
             self._send(entry.ref, run_id, message)
 
-    def cancel(self, run_id: str) -> bool:
-        """Cancel a run: at once while it waits for its session, else at its next step.
+    def cancel(self, run_id: str, hard: bool = False) -> bool:
+        """Cancel a run: at once while it waits for its session, else at its next step (or at
+        once with ``hard``: the callback in flight is cancelled or its outcome discarded).
 
         Return False if the run is no longer pending (or its result is being stored).
         """
@@ -185,7 +186,7 @@ class Router:
         if entry is None:
             return False
         if entry.ref is not None:
-            self._send(entry.ref, run_id, encode(CancelRun(run_id)))
+            self._send(entry.ref, run_id, encode(CancelRun(run_id, hard)))
         elif entry.backlog is not None:
             entry.backlog = [(rid, m) for rid, m in entry.backlog if rid != run_id]
             self.failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))

@@ -36,6 +36,7 @@ from praxo_actors.agent import (
     Emit,
     start_run,
 )
+from praxo_actors.agent._machine import RunInterrupted
 from praxo_actors.core import dump_checkpoint, load_checkpoint
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._mn import MNActor
@@ -48,6 +49,7 @@ from praxo_actors.runtime._protocol import (
     History,
     Publish,
     Restore,
+    RunDeadline,
     SaveCheckpoint,
     StartRun,
     decode,
@@ -85,6 +87,7 @@ class _Run:
     deadline_ns: int | None
     cancelled: bool = False
     token: int = 0
+    task: Any = None  # the asyncio task of the async callback in flight, if any
     events: list[Event] = field(default_factory=list)
 
 
@@ -127,6 +130,7 @@ class SessionActor(MNActor):
         self.queue: list[StartRun] = []
         self.current: _Run | None = None
         self._next_token = 0
+        self._timers: dict[str, Any] | None = None  # run id -> deadline timer
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -145,6 +149,9 @@ class SessionActor(MNActor):
             self.current.run.close()
             self.current = None
         self.queue.clear()
+        for timer in (self._timers or {}).values():
+            timer.cancel()
+        self._timers = None
 
     # -- messages --------------------------------------------------------------------------
 
@@ -162,14 +169,18 @@ class SessionActor(MNActor):
         match decoded:
             case StartRun() as start:
                 self.queue.append(start)
+                if start.deadline_ns is not None:
+                    self._arm_deadline(start.run_id, start.deadline_ns)
                 if self.current is None:
                     self._start_next()
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
                     self._advance(current, *unpack(outcome, error))
-            case CancelRun(run_id=run_id):
-                self._cancel(run_id)
+            case CancelRun(run_id=run_id, hard=hard):
+                self._cancel(run_id, hard)
+            case RunDeadline(run_id=run_id):
+                self._deadline(run_id)
             case GetHistory():
                 if self.session is None:
                     return None  # not restored yet: the caller reads the checkpoint instead
@@ -209,18 +220,60 @@ class SessionActor(MNActor):
         for message in stash or ():
             self.on_receive(message)
 
-    def _cancel(self, run_id: str) -> None:
-        if self.current is not None and self.current.run.run_id == run_id:
-            self.current.cancelled = True  # seen at the next step boundary
+    def _cancel(self, run_id: str, hard: bool = False) -> None:
+        current = self.current
+        if current is not None and current.run.run_id == run_id:
+            if hard:
+                self._interrupt(current, "AGENT_CANCELLED", "cancelled while a callback ran")
+            else:
+                current.cancelled = True  # seen at the next step boundary
             return
+        self._drop_queued(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+
+    def _drop_queued(self, run_id: str, error: AgentError) -> None:
         for start in self.queue:
             if start.run_id == run_id:
                 self.queue.remove(start)
-                self._failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+                self._failed(run_id, error)
                 return
 
+    def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
+        delay = max(0.0, (deadline_ns - time.monotonic_ns()) / 1e9)
+        if self._timers is None:
+            self._timers = {}
+        self._timers[run_id] = self.host.call_later(
+            delay, _tell_deadline, self.host, self.actor_ref, run_id
+        )
+
+    def _deadline(self, run_id: str) -> None:
+        current = self.current
+        if current is not None and current.run.run_id == run_id:
+            self._interrupt(current, "AGENT_DEADLINE", "the deadline passed while a callback ran")
+            return
+        self._drop_queued(
+            run_id, AgentError("AGENT_DEADLINE", "deadline passed while queued", run_id)
+        )
+
+    def _interrupt(self, current: _Run, code: str, message: str) -> None:
+        """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
+        current.token = 0  # tokens start at 1: whatever the callback still sends is stale
+        task, current.task = current.task, None
+        if task is not None:
+            task.cancel()
+        self._advance(current, False, RunInterrupted(code, message, current.run.run_id))
+
     def _failed(self, run_id: str, error: BaseException) -> None:
+        self._disarm(run_id)
         self.host.post(self.host.router.failed, run_id, error)
+
+    def _disarm(self, run_id: str) -> None:
+        timers = self._timers
+        if timers is not None:
+            timer = timers.pop(run_id, None)
+            if timer is not None:
+                timer.cancel()
+            if not timers:
+                self._timers = None
 
     # -- running ---------------------------------------------------------------------------
 
@@ -296,6 +349,7 @@ class SessionActor(MNActor):
             self._start_next()
             return
         self.session = result.session  # commit: the run completed and can be checkpointed
+        self._disarm(result.run_id)
         save = encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))
         host.post(host.router.completed, result.run_id, result, save)
         self._start_next()
@@ -314,13 +368,21 @@ class SessionActor(MNActor):
         self._next_token += 1
         token = current.token = self._next_token
         deliver = _Deliver(self.host, self.actor_ref, current.run.run_id, token)
+        current.task = None
         if _is_async(fn):
-            self.host.spawn(fn, args, deliver)
+            current.task = self.host.spawn(fn, args, deliver)
         else:
             self.host.io_pool.submit(_call_sync, (self.host, fn, args, deliver), _Finish(deliver))
 
 
 _PENDING = object()
+
+
+def _tell_deadline(host: SessionHost, ref: pykka.ActorRef[Any], run_id: str) -> None:
+    """A deadline timer fired (on the loop): tell the session, and let it act in this step."""
+    with contextlib.suppress(pykka.ActorDeadError):
+        ref.tell(encode(RunDeadline(run_id)))
+    host.run_now()
 
 
 def _call_sync(
