@@ -48,6 +48,7 @@ from praxo_actors.runtime._events import EventBus, EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._iopool import IOPool
+from praxo_actors.runtime._lease import lease
 from praxo_actors.runtime._loop_sched import LoopScheduler
 from praxo_actors.runtime._router import Router, RuntimeStatistics
 from praxo_actors.runtime._sched import Scheduler
@@ -85,6 +86,7 @@ class Runtime:
     _loop_scheduler: LoopScheduler
     _loop_thread: threading.Thread | None
     _owns_store: bool
+    _release_store: Callable[[], None]
     _router: Router
     _sessions_ref: pykka.ActorRef[Any]
     _stop_lock: threading.Lock
@@ -137,7 +139,8 @@ class Runtime:
             timeout: Bound on each internal wait (activation, store reads, shutdown).
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
+                another runtime (in this process or another) holds the store.
         """
         config = RuntimeConfig(
             max_live_sessions=max_live_sessions,
@@ -155,7 +158,13 @@ class Runtime:
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
         thread.start()
         assert thread.ident is not None
-        self = cls._create(config, store, loop, thread.ident, thread)
+        try:
+            self = cls._create(config, store, loop, thread.ident, thread)
+        except BaseException:  # e.g. STORE_LOCKED: the loop thread must not outlive it
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+            raise
         try:
             self._build()
         except BaseException:
@@ -214,6 +223,12 @@ class Runtime:
             Path(store).parent.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(store)
         self.store = store
+        try:
+            self._release_store = lease(store)
+        except PraxoError:
+            if self._owns_store:
+                store.close()
+            raise
         self._loop = loop
         self._loop_thread = loop_thread
         self._stopped = False
@@ -428,6 +443,7 @@ class Runtime:
             forbid_blocking(-1)  # the caller's loop thread is its own again
 
     def _close_store(self) -> None:
+        self._release_store()
         close = getattr(self.store, "close", None)
         if self._owns_store and callable(close):
             try:
