@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from praxo_actors.models import ModelError, Request
+from praxo_actors.models import ModelError, Request, Response
 
 __all__ = ["FallbackModel", "Model", "fallback_model"]
 
-Model = Callable[[Request], Any]
-"""A callable ``Request -> Response | ModelError`` (or an awaitable of one under ``arun_agent``)."""
+Model = Callable[[Request], Response | ModelError | Awaitable[Response | ModelError]]
+"""A callable ``Request -> Response | ModelError``, or an ``async def`` one (an awaitable of one).
+
+A model that returns anything else fails its run with a ``TypeError``; the type says so, so
+mypy catches a model that returns a ``str``."""
 
 
 class FallbackModel:

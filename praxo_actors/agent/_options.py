@@ -85,36 +85,50 @@ class AgentOptions:
         object.__setattr__(self, "_attempts", attempts)
 
 
-def new_agent_options(model: Model, **fields: Any) -> AgentOptions:
+def new_agent_options(
+    model: Model,
+    *,
+    tools: Sequence[Tool] = (),
+    max_steps: int = 10,
+    sink: Sink | None = None,
+    tool_selection: ToolSelection | None = None,
+    pii: bool = False,
+    structured_output: StructuredOutput | None = None,
+    call_limit: CallLimit | None = None,
+    compaction: Compaction | None = None,
+    parse_text_tool_calls: bool = True,
+) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
+    Every field is a typed keyword, so a misspelled one is a ``TypeError`` here and a mypy
+    error before that.
+
     Args:
-        model: A callable ``Request -> Response | ModelError``; see also
+        model: A callable ``Request -> Response | ModelError`` (or ``async def``); see also
             :func:`~praxo_actors.agent.fallback_model`.
-        **fields: ``tools``, ``max_steps`` (10), ``sink``, ``tool_selection``, ``pii`` (False),
-            ``structured_output``, ``call_limit``, ``compaction``,
-            ``parse_text_tool_calls`` (True).
+        tools: The tools the model may call.
+        max_steps: Model calls at most (``AGENT_MAX_STEPS`` beyond).
+        sink: Receives every event of a run (not with the runtime: subscribe there).
+        tool_selection: Which tools a run may call (``AGENT_TOOL_NOT_SELECTED``).
+        pii: Redact PII in what the model sees.
+        structured_output: A JSON Schema the final answer must meet, with repairs.
+        call_limit: Model and tool call budgets per run.
+        compaction: Summarise the middle of long histories.
+        parse_text_tool_calls: Read tool calls written as text when the model sends none.
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
         ValueError: ``max_steps`` below 1, or two tools with the same name.
     """
-    unknown = sorted(set(fields) - _FIELDS)
-    if unknown:
-        raise TypeError(f"unknown agent option(s): {', '.join(unknown)}")
-    return AgentOptions(model, **fields)
-
-
-_FIELDS = frozenset(
-    {
-        "tools",
-        "max_steps",
-        "sink",
-        "tool_selection",
-        "pii",
-        "structured_output",
-        "call_limit",
-        "compaction",
-        "parse_text_tool_calls",
-    }
-)
+    return AgentOptions(
+        model,
+        tools=tools,
+        max_steps=max_steps,
+        sink=sink,
+        tool_selection=tool_selection,
+        pii=pii,
+        structured_output=structured_output,
+        call_limit=call_limit,
+        compaction=compaction,
+        parse_text_tool_calls=parse_text_tool_calls,
+    )

@@ -25,36 +25,53 @@ class Agents:
 
     def __init__(self) -> None:
         self._factories: dict[str, Callable[[], AgentOptions]] = {}
+        self._per_session: set[str] = set()
         # agent name -> (options that emit events, options that do not)
         self._options: dict[str, tuple[AgentOptions, AgentOptions]] = {}
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories
 
-    def register(self, name: str, factory: Callable[[], AgentOptions]) -> None:
-        """Register (or replace) an agent.
+    def register(
+        self, name: str, factory: Callable[[], AgentOptions], per_session: bool = False
+    ) -> None:
+        """Register (or replace) an agent; ``per_session`` builds its options per session.
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name or a non-callable factory.
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, a non-callable factory or a
+                non-bool ``per_session``.
         """
         if not isinstance(name, str) or not name:
             raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
         if not callable(factory):
             raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
+        if not isinstance(per_session, bool):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "per_session must be a bool")
         self._factories[name] = factory
         self._options.pop(name, None)
+        if per_session:
+            self._per_session.add(name)
+        else:
+            self._per_session.discard(name)
 
-    def options_for(self, name: str, events: bool = True) -> AgentOptions:
+    def options_for(
+        self,
+        name: str,
+        events: bool = True,
+        own: dict[str, tuple[AgentOptions, AgentOptions]] | None = None,
+    ) -> AgentOptions:
         """Return the options of a registered agent, with or without event collection.
 
         A run started while nobody subscribes builds no events at all (they would reach no one,
-        and building them was a fifth of a run's work in the runtime).
+        and building them was a fifth of a run's work in the runtime). A per-session agent's
+        options are built once for each session and kept in ``own``, that session's cache.
 
         Raises:
             PraxoError: ``RUNTIME_UNKNOWN_AGENT``; ``RUNTIME_INVALID_CONFIG`` for a factory that
                 does not return ``AgentOptions`` or returns options with their own ``sink``.
         """
-        cached = self._options.get(name)
+        cache = own if own is not None and name in self._per_session else self._options
+        cached = cache.get(name)
         if cached is None:
             factory = self._factories.get(name)
             if factory is None:
@@ -71,5 +88,5 @@ class Agents:
                     f"agent {name!r} has a sink: use runtime.events.subscribe(...) instead",
                 )
             cached = (replace(built, sink=_no_sink), built)
-            self._options[name] = cached
+            cache[name] = cached
         return cached[0] if events else cached[1]

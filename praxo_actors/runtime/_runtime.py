@@ -313,13 +313,25 @@ class Runtime:
 
     # -- agents and sessions ---------------------------------------------------------------
 
-    def register_agent(self, name: str, options_factory: Callable[[], AgentOptions]) -> None:
-        """Register an agent by name; ``options_factory()`` builds its options once, lazily.
+    def register_agent(
+        self,
+        name: str,
+        options_factory: Callable[[], AgentOptions],
+        per_session: bool = False,
+    ) -> None:
+        """Register an agent by name; ``options_factory()`` builds its options lazily.
+
+        Args:
+            name: The agent's name, as given to :meth:`session`.
+            options_factory: Returns the agent's ``AgentOptions``; called once for the runtime
+                or, with ``per_session``, once for each session when it first runs the agent
+                after activating (so a stateful model belongs to one session).
+            per_session: Build the options per session instead of once.
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name or a non-callable factory.
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag.
         """
-        self._agents.register(name, options_factory)
+        self._agents.register(name, options_factory, per_session)
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.

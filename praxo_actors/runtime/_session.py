@@ -131,6 +131,7 @@ class SessionActor(MNActor):
         self.current: _Run | None = None
         self._next_token = 0
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
+        self._own_options: dict[str, Any] = {}  # per-session agents' options, built here
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -287,7 +288,7 @@ class SessionActor(MNActor):
                 continue
             assert self.session is not None
             try:
-                options = host.options_for(start.agent, host.has_subscribers())
+                options = host.options_for(start.agent, host.has_subscribers(), self._own_options)
                 run = start_run(options, self.session, start.input, run_id=start.run_id)
             except Exception as exc:
                 self._failed(start.run_id, exc)

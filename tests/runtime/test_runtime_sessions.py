@@ -13,7 +13,7 @@ import pytest
 from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code, wait_until
 
 from praxo_actors import PraxoError
-from praxo_actors.agent import AgentError, Tool, new_agent_options
+from praxo_actors.agent import AgentError, AgentOptions, Tool, new_agent_options
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, dump_checkpoint, load_checkpoint
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.models import (
@@ -441,3 +441,29 @@ def test_statistics_count_runs_and_sessions(runtime: Start) -> None:
     stats = rt.statistics()
     assert (stats.runs_started, stats.runs_completed, stats.runs_failed) == (3, 2, 1)
     assert (stats.live_sessions, stats.activations, stats.runs_pending) == (2, 2, 0)
+
+
+def test_a_per_session_agent_gives_each_session_its_own_model(runtime: Start) -> None:
+    """With per_session=True each session gets fresh options: a scripted model per session."""
+    from praxo_actors.testing import ScriptedModel
+
+    built: list[ScriptedModel] = []
+
+    def factory() -> AgentOptions:
+        built.append(ScriptedModel(["one", "two"]))
+        return new_agent_options(built[-1])
+
+    rt = runtime()
+    rt.register_agent("scripted", factory, per_session=True)
+    rt.register_agent("shared", lambda: new_agent_options(ScriptedModel(["only"])))
+    for sid in ("a", "b", "c"):
+        first = rt.session(sid, agent="scripted").run("x").get(timeout=TIMEOUT)
+        second = rt.session(sid, agent="scripted").run("y").get(timeout=TIMEOUT)
+        assert (first.output, second.output) == ("one", "two")
+    assert len(built) == 3
+    assert rt.session("a", agent="shared").run("x").get(timeout=TIMEOUT).output == "only"
+    with pytest.raises(Exception, match="no reply left"):  # one script shared by every session
+        rt.session("b", agent="shared").run("x").get(timeout=TIMEOUT)
+    with pytest.raises(PraxoError) as info:
+        rt.register_agent("bad", factory, per_session="yes")  # type: ignore[arg-type]
+    assert info.value.code == "RUNTIME_INVALID_CONFIG"

@@ -1,0 +1,55 @@
+"""The public types say what they mean: mypy refuses a model returning str or a misspelt option."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from mypy import api
+
+GOOD = textwrap.dedent(
+    """
+    from praxo_actors.agent import new_agent_options
+    from praxo_actors.memory import Store
+    from praxo_actors.models import ModelError, Request, Response, message_assistant
+    from praxo_actors.runtime import Runtime
+
+    def model(request: Request) -> Response | ModelError:
+        return Response(message_assistant("ok"))
+
+    async def amodel(request: Request) -> Response:
+        return Response(message_assistant("ok"))
+
+    options = new_agent_options(model, max_steps=3)
+    aoptions = new_agent_options(amodel)
+    runtime = Runtime.start()
+    store: Store = runtime.store
+    runtime.stop()
+    """
+)
+
+BAD = textwrap.dedent(
+    """
+    from praxo_actors.agent import new_agent_options
+    from praxo_actors.models import Request
+
+    def model(request: Request) -> str:
+        return "not a response"
+
+    options = new_agent_options(model)
+    misspelt = new_agent_options(lambda r: r, max_step=3)
+    """
+)
+
+
+def test_mypy_accepts_good_code_and_refuses_bad_code(tmp_path: Path) -> None:
+    """Typed models and options check; a str-returning model and a misspelt field do not."""
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "bad.py").write_text(BAD)
+    args = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy")]
+    out, err, status = api.run([*args, str(tmp_path / "good.py")])
+    assert status == 0, out + err
+    out, _, status = api.run([*args, str(tmp_path / "bad.py")])
+    assert status == 1
+    assert 'Argument 1 to "new_agent_options" has incompatible type' in out
+    assert 'Unexpected keyword argument "max_step"' in out
