@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import AgentOptions
@@ -54,23 +55,19 @@ class Agents:
         else:
             self._per_session.discard(name)
 
-    def options_for(
-        self,
-        name: str,
-        events: bool = True,
-        own: dict[str, tuple[AgentOptions, AgentOptions]] | None = None,
-    ) -> AgentOptions:
+    def options_for(self, name: str, events: bool = True, session: Any = None) -> AgentOptions:
         """Return the options of a registered agent, with or without event collection.
 
         A run started while nobody subscribes builds no events at all (they would reach no one,
         and building them was a fifth of a run's work in the runtime). A per-session agent's
-        options are built once for each session and kept in ``own``, that session's cache.
+        options are built once for each ``session`` and kept in its ``own_options()``.
 
         Raises:
             PraxoError: ``RUNTIME_UNKNOWN_AGENT``; ``RUNTIME_INVALID_CONFIG`` for a factory that
                 does not return ``AgentOptions`` or returns options with their own ``sink``.
         """
-        cache = own if own is not None and name in self._per_session else self._options
+        per_session = session is not None and name in self._per_session
+        cache = session.own_options() if per_session else self._options
         cached = cache.get(name)
         if cached is None:
             factory = self._factories.get(name)

@@ -141,11 +141,9 @@ class SessionHost:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""
         self.loop_scheduler.run_now()
 
-    def options_for(
-        self, agent: str, events: bool, own: dict[str, tuple[AgentOptions, AgentOptions]]
-    ) -> AgentOptions:
-        """Return a registered agent's options (see :meth:`Agents.options_for`)."""
-        return self.router.agents.options_for(agent, events, own)
+    def options_for(self, agent: str, events: bool, session: Any) -> AgentOptions:
+        """Return a registered agent's options for ``session`` (see :meth:`Agents.options_for`)."""
+        return self.router.agents.options_for(agent, events, session)
 
     def has_subscribers(self) -> bool:
         """Return whether any event subscription exists (events are built only then)."""

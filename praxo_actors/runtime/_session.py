@@ -131,7 +131,7 @@ class SessionActor(MNActor):
         self.current: _Run | None = None
         self._next_token = 0
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
-        self._own_options: dict[str, Any] = {}  # per-session agents' options, built here
+        self._own_options: dict[str, Any] | None = None  # per-session agents' options
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -263,6 +263,12 @@ class SessionActor(MNActor):
             task.cancel()
         self._advance(current, False, RunInterrupted(code, message, current.run.run_id))
 
+    def own_options(self) -> dict[str, Any]:
+        """Return this session's cache of per-session agents' options (made on first use)."""
+        if self._own_options is None:
+            self._own_options = {}
+        return self._own_options
+
     def _failed(self, run_id: str, error: BaseException) -> None:
         self._disarm(run_id)
         self.host.post(self.host.router.failed, run_id, error)
@@ -288,7 +294,7 @@ class SessionActor(MNActor):
                 continue
             assert self.session is not None
             try:
-                options = host.options_for(start.agent, host.has_subscribers(), self._own_options)
+                options = host.options_for(start.agent, host.has_subscribers(), self)
                 run = start_run(options, self.session, start.input, run_id=start.run_id)
             except Exception as exc:
                 self._failed(start.run_id, exc)
