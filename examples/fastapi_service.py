@@ -1,0 +1,340 @@
+"""A FastAPI service that hosts agent sessions on the actor runtime, on the app's own event loop.
+
+The lifespan opens the runtime with ``Runtime.open`` on a SQLite file, so sessions and their
+``async`` model calls run on uvicorn's loop (a client made on that loop just works) and every
+committed run survives a restart. Endpoints:
+
+- ``POST /sessions/{id}/runs`` with ``{"input": "...", "deadline": 5.0 | null}`` awaits the run
+  and answers ``{"run_id", "output", "steps", "model_calls", "tool_calls"}``. A failure is JSON
+  ``{"error": {"code": ..., "message": ..., "run_id"?: ...}}`` with the status its code maps to
+  (``STATUS_BY_CODE``; a model's own code is 502).
+- ``GET /sessions/{id}/history`` answers the session's committed messages.
+- ``GET /sessions/{id}/events`` streams the session's events as server-sent events. The first
+  line is the comment ``: subscribed`` (events from then on are delivered); the stream ends
+  when the runtime stops.
+- ``GET /healthz`` answers 200 with the runtime's statistics while serving, 503 once stopping.
+
+Shutdown (SIGTERM, Ctrl-C): uvicorn stops accepting connections, then waits up to its
+``timeout_graceful_shutdown`` for the open ones, and only then runs the lifespan's exit. So
+that an open event stream does not hold that wait to its end, :class:`Server` drains the
+service as soon as shutdown begins: new runs are refused with 503, the runs in flight finish,
+then the runtime stops, which ends every event stream. Runs still going near the end of the
+grace period are failed with ``RUNTIME_STOPPED`` (503), so every request that was accepted
+gets an answer before uvicorn gives up on it. (Under ``uvicorn --factory
+fastapi_service:create_app`` there is no such hook: the runtime stops after uvicorn's wait,
+so an open event stream is cut when the grace period runs out.)
+
+The model is an ``async`` echo with a short pause (a stand-in for an LLM client; an input of
+``fail`` fails it with ``MODEL_UNAVAILABLE``), so the service needs no network. Pass your own
+to ``create_app(model=...)``.
+
+Run: ``python examples/fastapi_service.py`` (uvicorn on 127.0.0.1), then for example::
+
+    curl -N localhost:8000/sessions/s1/events &
+    curl -X POST localhost:8000/sessions/s1/runs -H 'content-type: application/json' \\
+        -d '{"input": "hello"}'
+
+Settings from the environment: ``HOST`` (127.0.0.1), ``PORT`` (8000), ``PRAXO_STORE``
+(``.praxo/fastapi_service.sqlite3``), ``PRAXO_GRACE`` (uvicorn's graceful-shutdown seconds,
+10), ``PRAXO_MODEL_LATENCY`` (seconds per model call, 0.05), ``PRAXO_ON_BUSY`` (``enqueue``
+or ``reject``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Annotated, Any
+
+import msgspec
+import uvicorn
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import BaseModel
+
+from praxo_actors import AgentError, PraxoError
+from praxo_actors.agent import new_agent_options
+from praxo_actors.models import ModelError, message_assistant, response
+from praxo_actors.models import Request as ModelRequest
+from praxo_actors.models import Response as ModelResponse
+from praxo_actors.runtime import Runtime, SessionHandle
+
+AGENT = "assistant"
+DEFAULT_STORE = ".praxo/fastapi_service.sqlite3"
+
+# Codes the runtime and the agent loop use, mapped to HTTP statuses; anything else a run fails
+# with (a model's own code, AGENT_MAX_STEPS, ...) is a failure upstream of this service: 502.
+STATUS_BY_CODE = {
+    "INVALID_REQUEST": 422,
+    "RUNTIME_INVALID_INPUT": 422,
+    "SESSION_BUSY": 409,
+    "AGENT_CANCELLED": 409,
+    "SESSION_OVERLOADED": 429,
+    "RUNTIME_SESSION_LIMIT": 503,
+    "RUNTIME_STOPPED": 503,
+    "SESSION_CRASHED": 503,
+    "AGENT_DEADLINE": 504,
+}
+
+# The runtime stops this long before uvicorn's grace period ends (or half-way through a
+# shorter one): time for the refused runs' 503s to be written and the runtime to stop, which
+# took 0.2 s with 200 runs pending.
+STOP_MARGIN = 1.0
+
+Model = Callable[[ModelRequest], Awaitable[ModelResponse | ModelError]]
+
+
+class RunBody(BaseModel):
+    """The body of ``POST /sessions/{id}/runs``."""
+
+    input: str
+    deadline: float | None = None
+
+
+def echo_model(latency: float = 0.05) -> Model:
+    """Return an ``async`` model that echoes the user's message after ``latency`` seconds."""
+
+    async def model(request: ModelRequest) -> ModelResponse | ModelError:
+        await asyncio.sleep(latency)  # a model call takes time; the loop serves others meanwhile
+        text = request.messages[-1].content
+        if text == "fail":
+            return ModelError("MODEL_UNAVAILABLE", "the model is down")
+        return response(message_assistant(f"echo: {text}"))
+
+    return model
+
+
+class Service:
+    """The runtime, and whether the service is stopping; one per app."""
+
+    def __init__(self) -> None:
+        self.runtime: Runtime | None = None
+        self.stopping = False
+        self._runs = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stop: asyncio.Task[None] | None = None
+
+    @contextlib.contextmanager
+    def admit(self) -> Iterator[None]:
+        """Count a run in flight for the block; refuse it once the service is stopping.
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED`` once the service is stopping.
+        """
+        if self.stopping or self.runtime is None:
+            raise PraxoError("RUNTIME_STOPPED", "the service is shutting down")
+        self._runs += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._runs -= 1
+            if self._runs == 0:
+                self._idle.set()
+
+    def drain(self, grace: float | None) -> None:
+        """Begin stopping: refuse new runs, let those in flight finish, then stop the runtime.
+
+        Args:
+            grace: The server's graceful-shutdown seconds (None: wait for the runs as long as
+                they take); runs still going ``STOP_MARGIN`` before it ends fail with
+                ``RUNTIME_STOPPED``.
+        """
+        self.stopping = True
+        if self._stop is None and self.runtime is not None:
+            timeout = None if grace is None else max(grace - STOP_MARGIN, grace / 2)
+            self._stop = asyncio.create_task(self._stop_when_idle(self.runtime, timeout))
+
+    async def stop(self) -> None:
+        """Stop the runtime now (if draining has not already) and wait until it has stopped."""
+        self.drain(0.0)
+        if self._stop is not None:
+            await self._stop
+
+    async def _stop_when_idle(self, runtime: Runtime, timeout: float | None) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+        # Pending runs fail with RUNTIME_STOPPED, and every open event stream ends.
+        await runtime.astop()
+
+
+def create_app(
+    store_path: str | None = DEFAULT_STORE, *, model: Model | None = None, **runtime_options: Any
+) -> FastAPI:
+    """Return the service; the runtime (on ``store_path``, None: in memory) lives in its lifespan.
+
+    Args:
+        store_path: The SQLite file holding the sessions (one runtime per file).
+        model: The agent's model (default: :func:`echo_model`).
+        runtime_options: Passed to ``Runtime.open`` (``on_busy``, ``max_queue``, ...).
+    """
+    agent_model = model or echo_model()
+    service = Service()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # On the app's loop: no thread of the runtime's own, and the model runs here.
+        async with Runtime.open(store_path, **runtime_options) as runtime:
+            runtime.register_agent(AGENT, lambda: new_agent_options(agent_model))
+            service.runtime = runtime
+            try:
+                yield
+            finally:
+                await service.stop()
+
+    app = FastAPI(title="praxo-actors sessions", lifespan=lifespan)
+    app.state.service = service
+    app.add_exception_handler(PraxoError, praxo_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.include_router(router)
+    return app
+
+
+def get_service(request: Request) -> Service:
+    """Return the app's service (a dependency)."""
+    service: Service = request.app.state.service
+    return service
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]
+
+
+def get_session(session_id: str, service: ServiceDep) -> SessionHandle:
+    """Return the handle of the session named in the path (a dependency).
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad id; ``RUNTIME_STOPPED`` once stopped.
+    """
+    if service.runtime is None:
+        raise PraxoError("RUNTIME_STOPPED", "the service is not running")
+    return service.runtime.session(session_id, AGENT)
+
+
+SessionDep = Annotated[SessionHandle, Depends(get_session)]
+
+
+router = APIRouter()
+
+
+@router.post("/sessions/{session_id}/runs")
+async def start_run(body: RunBody, session: SessionDep, service: ServiceDep) -> dict[str, Any]:
+    """Run the agent on the session and answer the result."""
+    with service.admit():
+        # Suspends only this request; cancelling it would cancel the run (nothing committed).
+        result = await session.arun(body.input, deadline=body.deadline)
+    return {
+        "run_id": result.run_id,
+        "output": result.output,
+        "steps": result.steps,
+        "model_calls": result.model_calls,
+        "tool_calls": result.tool_calls,
+    }
+
+
+@router.get("/sessions/{session_id}/history")
+async def history(session: SessionDep) -> dict[str, Any]:
+    """Answer the session's committed messages."""
+    return {"messages": msgspec.to_builtins(await session.ahistory())}
+
+
+@router.get("/sessions/{session_id}/events", response_class=EventSourceResponse)
+async def events(session: SessionDep, service: ServiceDep) -> AsyncIterator[ServerSentEvent]:
+    """Stream the session's events as server-sent events until the runtime stops."""
+    assert service.runtime is not None  # get_session checked it
+    # Subscribed here, before the first line is sent: nothing published after it is missed.
+    async with service.runtime.events.stream(pattern="*", session_id=session.id) as stream:
+        yield ServerSentEvent(comment="subscribed")
+        async for event in stream:
+            yield ServerSentEvent(
+                raw_data=msgspec.json.encode(event).decode(),
+                event=event.type,
+                id=f"{event.run_id}:{event.seq}",
+            )
+
+
+@router.get("/healthz")
+async def healthz(service: ServiceDep) -> JSONResponse:
+    """Answer 200 with the runtime's statistics while serving, 503 once stopping."""
+    if service.stopping or service.runtime is None:
+        return JSONResponse({"status": "stopping"}, status_code=503)
+    statistics = msgspec.to_builtins(service.runtime.statistics())
+    return JSONResponse({"status": "ok", "statistics": statistics})
+
+
+async def praxo_error(request: Request, exc: Exception) -> JSONResponse:
+    """Answer a runtime or agent error as JSON, with the status its code maps to."""
+    assert isinstance(exc, PraxoError)
+    run_id = exc.run_id if isinstance(exc, AgentError) else None
+    return error(exc.code, exc.message, run_id)
+
+
+async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """Answer a body that does not validate as ``INVALID_REQUEST``."""
+    assert isinstance(exc, RequestValidationError)
+    details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+    return error("INVALID_REQUEST", details)
+
+
+def error(code: str, message: str, run_id: str | None = None) -> JSONResponse:
+    """Return the JSON error response for ``code``."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    if run_id is not None:
+        body["run_id"] = run_id
+    return JSONResponse({"error": body}, status_code=STATUS_BY_CODE.get(code, 502))
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, draining the service as soon as shutdown begins."""
+
+    def __init__(self, config: uvicorn.Config, service: Service) -> None:
+        super().__init__(config)
+        self.service = service
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Drain the service, then shut down as uvicorn does (close, wait, lifespan exit).
+
+        uvicorn calls ``shutdown`` on the server's loop once a signal has set ``should_exit``
+        (checked against uvicorn 0.54), before it stops accepting connections.
+        """
+        self.service.drain(self.config.timeout_graceful_shutdown)
+        await super().shutdown(sockets)
+
+
+# uvicorn's own logging set-up, plus the library's loggers: without them the runtime's reports
+# (a crashed session, an abandoned thread) would go nowhere (see docs/logging.md).
+LOG_CONFIG: dict[str, Any] = {
+    **uvicorn.config.LOGGING_CONFIG,
+    "loggers": {
+        **uvicorn.config.LOGGING_CONFIG["loggers"],
+        "praxo_actors": {"handlers": ["default"], "level": "WARNING"},
+        "supervisors": {"handlers": ["default"], "level": "WARNING"},
+    },
+}
+
+
+def main() -> None:
+    """Serve the app with the settings from the environment."""
+    app = create_app(
+        os.environ.get("PRAXO_STORE", DEFAULT_STORE),
+        model=echo_model(float(os.environ.get("PRAXO_MODEL_LATENCY", "0.05"))),
+        on_busy=os.environ.get("PRAXO_ON_BUSY", "enqueue"),
+    )
+    config = uvicorn.Config(
+        app,
+        host=os.environ.get("HOST", "127.0.0.1"),
+        port=int(os.environ.get("PORT", "8000")),
+        timeout_graceful_shutdown=int(os.environ.get("PRAXO_GRACE", "10")),
+        log_config=LOG_CONFIG,
+    )
+    Server(config, app.state.service).run()
+
+
+if __name__ == "__main__":
+    main()
