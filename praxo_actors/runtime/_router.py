@@ -63,6 +63,9 @@ class RuntimeStatistics(msgspec.Struct, frozen=True):
     events_delivered: int
     events_dropped: int
     subscriptions: int
+    runs_refused: int = 0
+    """Runs refused at admission (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
+    ``RUNTIME_SESSION_LIMIT``, ``RUNTIME_STOPPED``): never started, so in no other count."""
 
 
 @dataclass(slots=True)
@@ -79,6 +82,7 @@ class _Entry:
 
 @dataclass(slots=True)
 class _Counters:
+    runs_refused: int = 0
     runs_started: int = 0
     runs_completed: int = 0
     runs_failed: int = 0
@@ -126,13 +130,13 @@ class Router:
         """Admit a run and send it to its session (activating the session if need be)."""
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
-            _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
             return
         entry = self.live.get(session_id)
         now = self.clock()
         if entry is None:
             if len(self.live) >= self.max_live_sessions and not self._evict():
-                _fail(
+                self._refuse(
                     future,
                     RuntimeLimitError(
                         "RUNTIME_SESSION_LIMIT",
@@ -144,12 +148,11 @@ class Router:
             self.activator.activate(session_id, entry)
         else:
             if self.on_busy == "reject" and entry.runs:
-                _fail(
-                    future, SessionBusyError("SESSION_BUSY", f"session {session_id!r} is running")
-                )
+                busy = SessionBusyError("SESSION_BUSY", f"session {session_id!r} is running")
+                self._refuse(future, busy)
                 return
             if len(entry.runs) > self.max_queue:
-                _fail(
+                self._refuse(
                     future,
                     SessionOverloadedError(
                         "SESSION_OVERLOADED",
@@ -162,7 +165,7 @@ class Router:
         try:
             message = encode(StartRun(run_id, agent, input, deadline_ns))
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
-            _fail(future, PraxoError("RUNTIME_INVALID_INPUT", f"the run cannot be sent: {exc}"))
+            self._refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return
         entry.runs[run_id] = future
         self.pending[run_id] = future
@@ -172,6 +175,10 @@ class Router:
             entry.backlog.append((run_id, message))
         else:
             self._send(entry.ref, run_id, message)
+
+    def _refuse(self, future: RunFuture, error: PraxoError) -> None:
+        self.counters.runs_refused += 1
+        _fail(future, error)
 
     def cancel(self, run_id: str, hard: bool = False) -> bool:
         """Cancel a run: at once while it waits for its session, else at its next step (or at
@@ -398,6 +405,7 @@ class Router:
             events_delivered=self.bus.delivered_total + sum(s.delivered for s in subs),
             events_dropped=self.bus.dropped_total + sum(s.dropped for s in subs),
             subscriptions=len(subs),
+            runs_refused=c.runs_refused,
         )
 
 

@@ -89,6 +89,7 @@ class Runtime:
     _release_store: Callable[[], None]
     _router: Router
     _sessions_ref: pykka.ActorRef[Any]
+    _stop_done: threading.Event
     _stop_lock: threading.Lock
     _stopped: bool
     _thread_scheduler: Scheduler | None
@@ -233,6 +234,7 @@ class Runtime:
         self._loop_thread = loop_thread
         self._stopped = False
         self._stop_lock = threading.Lock()
+        self._stop_done = threading.Event()
         self._janitor = None
         # A script that forgets stop() still stops the runtime on its way out (every runtime
         # thread is a daemon, so the interpreter reaches its atexit hooks).
@@ -390,21 +392,34 @@ class Runtime:
         """
         check_not_blocking("Runtime.stop()")
         with self._stop_lock:
-            if self._stopped:
-                return
+            first = not self._stopped
             self._stopped = True
-        self._shutdown()
+        if first:
+            self._shutdown()
+        elif not self._stop_done.wait(self._config.timeout * 6):
+            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
 
     async def astop(self) -> None:
-        """Stop the runtime without blocking the running event loop; see :meth:`stop`."""
+        """Stop the runtime without blocking the running event loop; see :meth:`stop`.
+
+        A second call (or one made while :meth:`stop` runs) returns once the runtime has stopped.
+        """
         with self._stop_lock:
-            if self._stopped:
-                return
+            first = not self._stopped
             self._stopped = True
-        await _in_thread(self._shutdown)
+        if first:
+            await _in_thread(self._shutdown)
+        elif not await _in_thread(lambda: self._stop_done.wait(self._config.timeout * 6)):
+            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
 
     def _shutdown(self) -> None:
         """Stop everything, in order (on a thread that is not the loop's)."""
+        try:
+            self._shutdown_in_order()
+        finally:
+            self._stop_done.set()
+
+    def _shutdown_in_order(self) -> None:
         atexit.unregister(self._at_exit)
         timeout = self._config.timeout
         if not self._loop.is_running():

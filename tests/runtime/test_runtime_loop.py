@@ -288,3 +288,37 @@ def test_a_blocking_ask_to_a_runtime_actor_on_the_loop_fails_with_a_code(runtime
     assert error_code(rt.session("s").run("x")) == "RUNTIME_BLOCKING_CALL"
     rt.register_agent("echo", echo_agent)
     assert rt.session("t", agent="echo").run("still up").get(timeout=TIMEOUT).output == "still up"
+
+
+def test_a_second_astop_returns_once_the_runtime_has_stopped(tmp_path: Any) -> None:
+    """Two astop() calls at once both return only when the store is free again."""
+    path = tmp_path / "s.sqlite3"
+
+    async def main() -> None:
+        rt = await Runtime.astart(path, idle_timeout=None, timeout=TIMEOUT)
+        first = asyncio.create_task(rt.astop())
+        await asyncio.sleep(0)  # let the first stop begin
+        await rt.astop()
+        again = await Runtime.astart(path, idle_timeout=None, timeout=TIMEOUT)
+        await again.astop()
+        await first
+
+    asyncio.run(main())
+
+
+def test_refused_runs_are_counted(runtime: Start) -> None:
+    """Runs refused at admission are counted in runs_refused, not in started or failed."""
+    gate = threading.Event()
+
+    def slow(request: Request) -> Response:
+        gate.wait(TIMEOUT)
+        return Response(message_assistant("done"))
+
+    rt = runtime(agents={"default": lambda: new_agent_options(slow)}, on_busy="reject")
+    running = rt.session("s").run("a")
+    codes = [error_code(rt.session("s").run("b")) for _ in range(3)]
+    gate.set()
+    assert running.get(timeout=TIMEOUT).output == "done"
+    assert codes == ["SESSION_BUSY"] * 3
+    stats = rt.statistics()
+    assert (stats.runs_started, stats.runs_refused, stats.runs_failed) == (1, 3, 0)
