@@ -1,20 +1,23 @@
 """Benchmark the actor runtime against floors measured side by side in the same run (not a test).
 
-    python bench/runtime.py                     # every section, full sizes (~3 min, 2 vCPUs)
+    python bench/runtime.py                     # every section, full sizes (~2.5 min, 2 vCPUs)
     python bench/runtime.py --quick             # smaller sizes, a smoke run of seconds
     python bench/runtime.py --only 1 --only 3   # some sections
     python bench/runtime.py --profile --only 1  # also sample the timed phases with py-spy
 
 Every measurement runs in a fresh interpreter (a child of this script), so that a "cold" number
-is cold and one section's heap cannot slow another's; the child measures its floor in the same
-process, right before the measurement it is compared with, and prints one marker line
-(``BENCH-RESULT {json}``) that is all the parent reads of its output. Sections [targets]:
+is cold and one section's heap cannot slow another's; the child measures its floors in the same
+process, and prints one marker line (``BENCH-RESULT {json}``): all the parent reads of its
+output, so a stray log line cannot break the parse. Sections [targets]:
 
 1. N new sessions, one run each, async model sleeping 0.5 s, all submitted at once, from a
    thread (``Runtime.start``, ``handle.run(...)`` futures) and from a coroutine on the runtime's
    own loop (``Runtime.open``, ``asyncio.gather`` of ``handle.arun(...)``); cold (the first N)
-   and warm (N more). Floor: N bare asyncio tasks sleeping 0.5 s [<= 1.5x the floor].
-2. N runs on N live sessions (activated beforehand), the same model and floor [<= 1.3x].
+   and warm (N more). Floor: N bare asyncio tasks sleeping 0.5 s on the same loop, before the
+   runtime starts [<= 1.5x the floor]. Each burst also shows its CPU time, the garbage
+   collector's share of it, and the floor measured again at that burst's heap; a last burst
+   with the collector off is a diagnostic, not a target.
+2. N runs on N live sessions (section 1's), the same model and floor [<= 1.3x].
 3. One run on a live session, zero-latency async model, sequential: from a thread, the latency
    of ``handle.run(x).get()`` against a bare Pykka ``ThreadingActor`` ask round trip
    [<= 1.5 asks]; from a coroutine on the runtime's loop, CPU time per ``await handle.arun(x)``
@@ -37,15 +40,12 @@ import json
 import os
 import platform
 import random
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,7 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import pykka
-from _machine import cpu_model, rss_bytes
+from _machine import OtherLoad, cpu_model, load_note, rss_bytes
+from _profile import Profiler, print_profile
 
 from praxo_actors.agent import arun_agent, new_agent_options
 from praxo_actors.core import dump_checkpoint
@@ -199,193 +200,70 @@ def measured(watch: GCWatch) -> Iterator[Measured]:
     out.gc, out.full_gcs = gc1 - gc0, full1 - full0
 
 
-class Profiler:
-    """Sample this process with py-spy while a phase runs; summarise the top frames.
-
-    py-spy attaches to this process (``--pid``) for the phase only, so imports, set-up and the
-    floors are not in the profile. Disabled (a no-op) when py-spy is missing or not asked for.
-    """
-
-    def __init__(self, enabled: bool) -> None:
-        self.path = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-        self.enabled = enabled and os.access(self.path, os.X_OK)
-        self.summaries: dict[str, Any] = {}
-        if enabled and not self.enabled:
-            self.summaries["note"] = "py-spy not found (pip install py-spy)"
-
-    @contextmanager
-    def phase(self, name: str, wanted: bool = True) -> Iterator[None]:
-        if not (self.enabled and wanted):
-            yield
-            return
-        with tempfile.TemporaryDirectory() as tmp:
-            raw = Path(tmp) / "profile.txt"
-            command = [self.path, "record", "--pid", str(os.getpid()), "--format", "raw"]
-            # --gil: only the thread holding the GIL, i.e. where the CPU time of Python goes
-            # (threads waiting on a queue or the GIL are not sampled).
-            command += ["--gil", "--rate", "250", "--output", str(raw)]
-            spy = subprocess.Popen(
-                command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            assert spy.stdout is not None
-            # py-spy says when it samples; wait for that (bounded) so the phase is covered.
-            deadline = time.monotonic() + 10
-            for line in spy.stdout:
-                if "Sampling process" in line or time.monotonic() > deadline:
-                    break
-            try:
-                yield
-            finally:
-                spy.send_signal(signal.SIGINT)
-                try:
-                    spy.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
-                    spy.kill()
-                    spy.communicate()
-                if raw.exists():
-                    self.summaries[name] = summarise_profile(raw.read_text())
-                else:
-                    self.summaries[name] = {
-                        "error": f"py-spy wrote nothing (exit {spy.returncode})"
-                    }
-
-
-# Frames that only carry others (thread bootstraps, the loop's dispatch): not worth a line.
-_CARRIERS = (
-    "threading.py",
-    "asyncio/events.py",
-    "asyncio/base_events.py",
-    "asyncio/runners.py",
-    " (runtime.py)",  # this script
-    "<module>",
-)
-
-
-def summarise_profile(raw: str, top: int = 15) -> dict[str, Any]:
-    """Return the top self and inclusive frames of py-spy's raw (collapsed-stack) output."""
-    own: Counter[str] = Counter()
-    inclusive: Counter[str] = Counter()
-    threads: Counter[str] = Counter()
-    areas: Counter[str] = Counter()
-    total = 0
-    for line in raw.splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        n = int(count)
-        frames = [_frame_name(f) for f in stack.split(";")]
-        frames = [f for f in frames if f]
-        if not frames:
-            continue
-        total += n
-        threads[_thread_of(stack)] += n
-        own[frames[-1]] += n
-        areas[_area(frames[-1])] += n
-        for frame in set(frames):
-            if not any(c in frame for c in _CARRIERS):
-                inclusive[frame] += n
-    if total == 0:
-        return {"samples": 0}
-
-    def share(counter: Counter[str]) -> list[tuple[str, float]]:
-        return [(k, round(100 * v / total, 1)) for k, v in counter.most_common(top)]
-
-    return {
-        "samples": total,
-        "threads": share(threads),
-        "areas": share(areas),
-        "self": share(own),
-        "inclusive": share(inclusive),
-    }
-
-
-def _frame_name(frame: str) -> str:
-    # "func (path/to/file.py:123)" -> "func (path/to/file.py)"; thread/process labels dropped
-    if "(" not in frame or frame.startswith(("process ", "thread ")):
-        return ""
-    name, _, where = frame.partition(" (")
-    return f"{name} ({where.rsplit(':', 1)[0].rstrip(')')})"
-
-
-def _thread_of(stack: str) -> str:
-    if "serve (praxo_actors/runtime/" in stack:
-        return "the runtime's loop thread"
-    if not stack.startswith("Thread._bootstrap"):
-        return "the main thread"
-    if "_actor_loop (pykka/" in stack:
-        return "ThreadingActor threads (supervisors, bus, store)"
-    return "other threads"
-
-
-def _area(frame: str) -> str:
-    where = frame.rpartition("(")[2]
-    for prefix in (
-        "praxo_actors/runtime",
-        "praxo_actors/agent",
-        "praxo_actors/core",
-        "praxo_actors",
-        "supervisors",
-        "pykka",
-        "asyncio",
-        "msgspec",
-        "uuid",
-        "threading",
-        "selectors",
-    ):
-        if where.startswith(prefix):
-            return prefix
-    return "other"
-
-
-def print_profile(summary: dict[str, Any], indent: str = "     ") -> None:
-    if "error" in summary or summary.get("samples", 0) == 0:
-        print(f"{indent}profile: {summary.get('error', 'no samples')}")
-        return
-    print(f"{indent}py-spy --gil, {summary['samples']:,} samples at 250 Hz of the GIL's holder")
-    print(f"{indent}by thread: " + ", ".join(f"{k} {v}%" for k, v in summary["threads"]))
-    print(f"{indent}self time by package: " + ", ".join(f"{k} {v}%" for k, v in summary["areas"]))
-    print(f"{indent}top frames, self time:")
-    for name, pct in summary["self"]:
-        print(f"{indent}  {pct:5.1f}%  {name}")
-    print(f"{indent}top frames, inclusive (beyond the loop's and threads' own dispatch):")
-    for name, pct in summary["inclusive"]:
-        print(f"{indent}  {pct:5.1f}%  {name}")
-
-
 # -- 1 and 2. bursts of runs on new and live sessions (children) ---------------------------
 
 
-PROFILED = ("new_cold", "live")  # the burst phases sampled under --profile
+# The burst phases sampled under --profile. py-spy charges a collection to the frame whose
+# allocation triggered it, so the gc-off phases show where the rest of the time goes.
+PROFILED = ("new_cold", "new_gc_off", "live", "live_gc_off")
+
+
+@contextmanager
+def gc_off(phase: str) -> Iterator[None]:
+    """Disable the garbage collector during a ``*_gc_off`` phase (a diagnostic, not a target:
+    it shows how much of a burst's cost is the collector walking the heap)."""
+    if not phase.endswith("_gc_off"):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()  # now, untimed: not in the next floor
 
 
 def burst_child(mode: str, n: int, profile: bool) -> dict[str, Any]:
     """Time bursts of ``n`` runs (new sessions, cold then warm; then live ones) and floors.
 
-    Each burst is preceded by its floor (``n`` bare tasks sleeping ``LATENCY``), measured in
-    the same process at the same heap size, on an event loop of the same kind.
+    The floor is ``n`` bare tasks sleeping ``LATENCY`` on the same event loop: three times
+    before the runtime starts (their median is the floor the bursts are compared with), and
+    once more just before each burst, at that burst's heap (a large heap slows the floor too:
+    the garbage collector walks it).
     """
     watch = GCWatch()
     profiler = Profiler(profile)
     phases: dict[str, Any] = {}
     cold, warm = [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)]
-    plan = (("new_cold", cold), ("new_warm", warm), ("live", cold), ("live_again", warm))
+    more = [f"c{i}" for i in range(n)]
+    # The last two are diagnostics: the collector off during the burst (see gc_off).
+    plan = (
+        ("new_cold", cold),
+        ("new_warm", warm),
+        ("live", cold),
+        ("live_again", warm),
+        ("new_gc_off", more),
+        ("live_gc_off", cold),
+    )
 
     async def floor() -> Measured:
         with measured(watch) as m:
             await asyncio.gather(*(asyncio.sleep(LATENCY) for _ in range(n)))
         return m
 
+    def clean(floors: list[Measured]) -> None:
+        phases["floor"] = min(floors, key=lambda m: m.wall).as_dict()
+        phases["floor"]["wall"] = statistics.median(m.wall for m in floors)
+
     if mode == "thread":
         loop = asyncio.new_event_loop()  # the floor's loop, on this (the calling) thread
         try:
+            clean([loop.run_until_complete(floor()) for _ in range(3)])
             with Runtime.start(idle_timeout=None) as rt:
                 rt.register_agent("slow", lambda: new_agent_options(slow_model))
                 for name, ids in plan:
                     phases[f"floor_{name}"] = loop.run_until_complete(floor()).as_dict()
-                    with profiler.phase(name, name in PROFILED), measured(watch) as m:
+                    with gc_off(name), profiler.phase(name, name in PROFILED), measured(watch) as m:
                         t0 = time.perf_counter()
                         futures = [rt.session(sid, agent="slow").run("x") for sid in ids]
                         submit = time.perf_counter() - t0
@@ -398,11 +276,12 @@ def burst_child(mode: str, n: int, profile: bool) -> dict[str, Any]:
     else:
 
         async def main() -> Any:
+            clean([await floor() for _ in range(3)])
             async with Runtime.open(idle_timeout=None) as rt:
                 rt.register_agent("slow", lambda: new_agent_options(slow_model))
                 for name, ids in plan:
                     phases[f"floor_{name}"] = (await floor()).as_dict()
-                    with profiler.phase(name, name in PROFILED), measured(watch) as m:
+                    with gc_off(name), profiler.phase(name, name in PROFILED), measured(watch) as m:
                         results = await asyncio.gather(
                             *(rt.session(sid, agent="slow").arun("x") for sid in ids)
                         )
@@ -411,8 +290,8 @@ def burst_child(mode: str, n: int, profile: bool) -> dict[str, Any]:
                 return rt.statistics()
 
         stats = asyncio.run(main())
-    assert stats.runs_completed == 4 * n and stats.runs_failed == 0, stats
-    assert stats.activations == 2 * n, stats
+    assert stats.runs_completed == len(plan) * n and stats.runs_failed == 0, stats
+    assert stats.activations == 3 * n, stats
     return {"phases": phases, "profiles": profiler.summaries}
 
 
@@ -424,25 +303,36 @@ def bursts(n: int, profile: bool, timeout: float) -> dict[str, Any]:
     }
 
 
+PHASE_LABELS = {
+    "new_cold": "cold",
+    "new_warm": "warm",
+    "new_gc_off": "warm, gc off",
+    "live": "live",
+    "live_again": "live again",
+    "live_gc_off": "live, gc off",
+}
+
+
 def burst_rows(results: dict[str, Any], names: tuple[str, ...], limit: float) -> None:
     for mode, label in (("thread", "from a thread"), ("coroutine", "from a coroutine")):
         phases = results[mode]["phases"]
+        f = phases["floor"]
         for name in names:
-            m, f = phases[name], phases[f"floor_{name}"]
+            m, here = phases[name], phases[f"floor_{name}"]
             ratio = m["wall"] / f["wall"]
-            what = name.replace("new_cold", "cold").replace("new_warm", "warm").replace("_", " ")
+            diagnostic = name.endswith("_gc_off")
             row(
-                f"{label}, {what}",
+                f"{label}, {PHASE_LABELS[name]}",
                 seconds(m["wall"]),
                 seconds(f["wall"]),
                 f"{ratio:.2f}×",
-                f"<= {limit}×",
-                ok(ratio <= limit),
+                "(diagnostic)" if diagnostic else f"<= {limit}×",
+                "" if diagnostic else ok(ratio <= limit),
             )
-            extra = f"cpu {m['cpu']:.2f} s (floor {f['cpu']:.2f}), gc {m['gc']:.2f} s"
-            extra += f" in {m['full_gcs']} full collections"
+            extra = f"cpu {m['cpu']:.2f} s, of which gc {m['gc']:.2f} s ({m['full_gcs']} full)"
             if "submit" in m:
-                extra += f", submitting took {m['submit']:.2f} s"
+                extra += f"; submitting {m['submit']:.2f} s"
+            extra += f"; the floor at this heap {here['wall']:.3f} s (cpu {here['cpu']:.2f} s)"
             print(f"      {extra}")
 
 
@@ -454,7 +344,7 @@ def print_burst_profiles(results: dict[str, Any], names: tuple[str, ...]) -> Non
             return
         for name in names:
             if name in profiles:
-                print(f"   profile, {mode}, {name.replace('_', ' ')}:")
+                print(f"   profile, from a {mode}, {PHASE_LABELS[name]} (timings perturbed):")
                 print_profile(profiles[name])
 
 
@@ -865,6 +755,8 @@ def main() -> int:
         f"  Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
         f"{os.cpu_count()} CPUs ({cpu_model()}), pykka {_version('pykka')}"
     )
+    print(f"  {load_note()}")
+    others = OtherLoad()
     cache: dict[str, Any] = {}
 
     def burst_results() -> dict[str, Any]:
@@ -876,15 +768,15 @@ def main() -> int:
         header(
             f"1. {n:,} new sessions, one run each, async model sleeping {LATENCY} s, "
             "all submitted at once",
-            f"floor: {n:,} bare asyncio tasks sleeping {LATENCY} s, in the same process just "
-            "before the burst",
+            f"floor: {n:,} bare asyncio tasks sleeping {LATENCY} s on the same loop, in the same "
+            "process before the runtime starts",
             f"cold: the first {n:,} sessions of a fresh process; warm: {n:,} more new sessions "
             "in the same runtime",
         )
         columns("wall", "floor")
         results = burst_results()
-        burst_rows(results, ("new_cold", "new_warm"), 1.5)
-        print_burst_profiles(results, ("new_cold",))
+        burst_rows(results, ("new_cold", "new_warm", "new_gc_off"), 1.5)
+        print_burst_profiles(results, ("new_cold", "new_gc_off"))
 
     def section_live() -> None:
         header(
@@ -893,8 +785,8 @@ def main() -> int:
         )
         columns("wall", "floor")
         results = burst_results()
-        burst_rows(results, ("live", "live_again"), 1.3)
-        print_burst_profiles(results, ("live",))
+        burst_rows(results, ("live", "live_again", "live_gc_off"), 1.3)
+        print_burst_profiles(results, ("live", "live_gc_off"))
 
     sections: dict[int, Callable[[], None]] = {
         1: section_new,
@@ -914,6 +806,7 @@ def main() -> int:
             failed.append(number)
             print(f"  FAILED: {exc}")
         sys.stdout.flush()
+    print(f"\n  {others.note()}")
     if failed:
         print(f"\nsections failed: {', '.join(map(str, failed))}")
     return 1 if failed else 0

@@ -1,7 +1,8 @@
 """Compare the runtime with direct ``arun_agent`` inside an ASGI service, side by side (not a test).
 
-    python bench/service.py            # 3 rounds of 5,000 requests per variant (~1 min)
+    python bench/service.py            # 3 rounds of 5,000 requests per variant (~1.5 min)
     python bench/service.py --quick    # 1 round of 1,000 requests per variant
+    python bench/service.py --profile  # also sample the servers with py-spy (first round)
 
 A Starlette app, served by uvicorn on 127.0.0.1 (a free port) in a process of its own, answers
 ``POST /sessions/{id}/runs`` (the body is the user's text) with a zero-latency ``async`` model.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import platform
@@ -42,7 +44,8 @@ from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
 
-from _machine import cpu_model
+from _machine import OtherLoad, cpu_model, load_note
+from _profile import Profiler, print_profile
 
 READY = "SERVICE-READY "
 DONE = "SERVICE-DONE "
@@ -192,7 +195,13 @@ PER_CLIENT = 1  # connections per httpx client (see drive)
 
 
 async def drive(
-    port: int, warmup: int, requests: int, concurrency: int, sessions: int, pid: int
+    port: int,
+    warmup: int,
+    requests: int,
+    concurrency: int,
+    sessions: int,
+    pid: int,
+    profiler: Profiler,
 ) -> dict[str, Any]:
     """Warm up (one request per session), then time ``requests`` requests; check the replies.
 
@@ -233,11 +242,12 @@ async def drive(
             await asyncio.gather(*(worker(clients[w % len(clients)]) for w in range(workers)))
 
         await batch(range(warmup))
-        cpu0, own0 = proc_cpu_seconds(pid), time.process_time()
-        t0 = time.perf_counter()
-        await batch(range(warmup, warmup + requests))
-        wall = time.perf_counter() - t0
-        cpu, own = proc_cpu_seconds(pid) - cpu0, time.process_time() - own0
+        with profiler.phase("server"):
+            cpu0, own0 = proc_cpu_seconds(pid), time.process_time()
+            t0 = time.perf_counter()
+            await batch(range(warmup, warmup + requests))
+            wall = time.perf_counter() - t0
+            cpu, own = proc_cpu_seconds(pid) - cpu0, time.process_time() - own0
     for sid, seen in counts.items():
         if sorted(seen) != [2 * k for k in range(1, len(seen) + 1)]:
             raise ServerFailed(f"session {sid}: message counts {sorted(seen)}")
@@ -249,7 +259,9 @@ async def drive(
     }
 
 
-def measure(variant: str, warmup: int, requests: int, concurrency: int) -> dict[str, Any]:
+def measure(
+    variant: str, warmup: int, requests: int, concurrency: int, profile: bool
+) -> dict[str, Any]:
     """Start a server for ``variant``, drive it, stop it; return the measurement."""
     with tempfile.TemporaryFile("w+") as errors:
         server = subprocess.Popen(
@@ -261,9 +273,11 @@ def measure(variant: str, warmup: int, requests: int, concurrency: int) -> dict[
         try:
             assert server.stdout is not None
             info = json.loads(wait_line(server.stdout, READY, 30))
+            profiler = Profiler(profile, info["pid"])
             result = asyncio.run(
-                drive(info["port"], warmup, requests, concurrency, warmup, info["pid"])
+                drive(info["port"], warmup, requests, concurrency, warmup, info["pid"], profiler)
             )
+            result["profile"] = profiler.summaries
             server.send_signal(signal.SIGINT)
             try:
                 out, _ = server.communicate(timeout=30)
@@ -296,10 +310,17 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, help="sessions, each warmed up once (1,000)")
     parser.add_argument("--concurrency", type=int, default=200, help="requests in flight (200)")
     parser.add_argument("--rounds", type=int, help="rounds per variant (3)")
+    parser.add_argument(
+        "--profile", action="store_true", help="sample the servers' first round with py-spy"
+    )
     parser.add_argument("--serve", choices=VARIANTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
+        return 0
+    missing = [m for m in ("httpx", "starlette", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"bench/service.py: skipped, needs {', '.join(missing)} (the 'test' extra)")
         return 0
     requests = args.requests or (1000 if args.quick else 5000)
     sessions = args.sessions or (250 if args.quick else 1000)
@@ -314,6 +335,8 @@ def main() -> int:
         f"{os.cpu_count()} CPUs ({cpu_model()}); uvicorn {uvicorn.__version__} (h11, asyncio "
         f"loop), starlette {starlette.__version__}, httpx {httpx.__version__}"
     )
+    print(f"  {load_note()}")
+    others = OtherLoad()
     print(
         f"  {requests:,} timed requests per round over {sessions:,} warmed-up sessions, "
         f"{args.concurrency} in flight, zero-latency async model; {rounds} round(s), variants "
@@ -321,14 +344,16 @@ def main() -> int:
     )
     results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     try:
-        for _ in range(rounds):
+        for r in range(rounds):
             for variant in VARIANTS:
-                results[variant].append(measure(variant, sessions, requests, args.concurrency))
+                profile = args.profile and r == 0 and variant != "runtime-thread"
+                m = measure(variant, sessions, requests, args.concurrency, profile)
+                results[variant].append(m)
     except ServerFailed as exc:
         print(f"  FAILED: {exc}")
         return 1
     median = {
-        v: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k != "report"}
+        v: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k not in ("report", "profile")}
         for v, rs in results.items()
     }
     floor = median["direct"]["cpu_per_request"]
@@ -358,6 +383,14 @@ def main() -> int:
         print(f"    {variant}: rounds {per_round} µs; client CPU {client:,.0f} µs/request{extra}")
     runtime_extra = (median["runtime"]["cpu_per_request"] - floor) * 1e6
     print(f"  the runtime's own cost per request: {runtime_extra:,.0f} µs of server CPU")
+    print(f"  {others.note()}")
+    for variant in VARIANTS:
+        profile = results[variant][0].get("profile") or {}
+        if "note" in profile:
+            print(f"  profile: {profile['note']}")
+        elif "server" in profile:
+            print(f"  profile of the {variant} server, its first round (timings perturbed):")
+            print_profile(profile["server"], indent="    ")
     return 0
 
 

@@ -103,14 +103,16 @@ class DynamicSupervisor(SupervisorBase):
         """
         outcomes: list[pykka.ActorRef[Any] | SupervisorError] = []
         launched: list[tuple[_Child, Any, pykka.Future[Any]] | None] = []
+        starting = 0  # launched and not yet added: they count against max_children
         for spec in specs:
             try:
-                child = self._new_child(spec, sum(1 for item in launched if item is not None))
+                child = self._new_child(spec, starting)
                 started = self._launch(child)
             except SupervisorError as exc:
                 outcomes.append(exc)
                 launched.append(None)
                 continue
+            starting += 1
             outcomes.append(started[0])
             launched.append((child, started, started[0].ask(PING, block=False)))
         for i, item in enumerate(launched):
