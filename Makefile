@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CLI_STAMP := $(VENV)/.installed-cli
 
-.PHONY: test demo lint typecheck unit conformance api pykka-suite bench clean
+.PHONY: test demo lint typecheck unit conformance api pykka-suite bench fuzz clean
 
 # The tests cover the CLI, so they get the `cli` extra too.
 $(STAMP): pyproject.toml
@@ -45,6 +45,11 @@ demo: $(CLI_STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/praxo-actors bench
+
+# The adversarial suite's fuzz targets at 10,000 examples each (nightly-style; not part of
+# `make test`, whose run of the same tests draws a few hundred). A target may take minutes.
+fuzz: $(STAMP)
+	PRAXO_FUZZ_EXAMPLES=10000 $(PY) -m pytest -q tests/adversarial/test_fuzz_entry_points.py --timeout=3600
 
 clean:
 	rm -rf $(VENV) .praxo build dist *.egg-info

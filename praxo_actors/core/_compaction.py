@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from praxo_actors._errors import CompactionError
+from praxo_actors.core._json import encode_json
 from praxo_actors.models import Message, TextBlock
 
 __all__ = [
@@ -46,11 +47,16 @@ def estimate_tokens(message: Message) -> int:
     """Return ``4 + ceil(chars / 4)`` for ``message``.
 
     ``chars`` counts the code points of the message's text plus those of the compact JSON (sorted
-    keys) of each tool call's arguments. Names, ids and non-text blocks are not counted.
+    keys, :func:`~praxo_actors.core.encode_json`) of each tool call's arguments. Names, ids and
+    non-text blocks are not counted.
+
+    Raises:
+        JSONError: ``JSON_INVALID`` when arguments are not a JSON value :func:`encode_json`
+            accepts: a non-JSON object, NaN, a cycle, or nesting deeper than 512.
     """
     chars = len(_text(message))
     for call in message.tool_calls:
-        chars += len(msgspec.json.encode(call.arguments, order="sorted").decode("utf-8"))
+        chars += len(encode_json(call.arguments))
     return 4 + (chars + 3) // 4
 
 
@@ -64,6 +70,8 @@ def plan_compaction(
     backwards while it would start with a ``tool`` message, so that a result never loses its call.
 
     Raises:
+        JSONError: ``JSON_INVALID`` when tool-call arguments are not JSON (see
+            :func:`estimate_tokens`).
         ValueError: ``keep_last`` is negative.
     """
     if keep_last < 0:
@@ -138,6 +146,8 @@ def compact_messages(
     Raises:
         CompactionError: ``COMPACTION_SUMMARY_INVALID`` when the summariser returns anything but a
             non-empty str.
+        JSONError: ``JSON_INVALID`` when tool-call arguments are not JSON (see
+            :func:`estimate_tokens`).
         ValueError: ``keep_last`` is negative.
     """
     plan = plan_compaction(messages, max_tokens, keep_last)

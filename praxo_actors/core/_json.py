@@ -21,7 +21,7 @@ import msgspec
 
 from praxo_actors._errors import JSONError
 
-__all__ = ["MAX_DEPTH", "encode_json", "extract_json", "parse_json"]
+__all__ = ["MAX_DEPTH", "encode_json", "extract_json", "parse_json", "try_parse_json"]
 
 #: Deepest container nesting accepted. msgspec recurses on the C stack and fails near 1,000
 #: levels minus the caller's own frames; 512 leaves room for a deep caller and is far beyond
@@ -46,13 +46,19 @@ def _plain(obj: Any) -> Any:
 
 _ENCODER = msgspec.json.Encoder(order="sorted", enc_hook=_plain)
 
-# The body of a JSON string after its opening quote, up to (not including) the closing quote;
-# unrolled so that it never backtracks. It stops early at a raw control character.
-_STRING_BODY = re.compile(r'[^"\\\x00-\x1f]*(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*)*')
 
-# While scanning a candidate for extract_json: the next character that matters.
-_STRUCTURAL = re.compile(r'[\[\]{}"]')
+# While scanning a candidate for extract_json: an opener, a closer, a JSON string (group 4: its
+# closing quote, missing when it is unterminated or stops at a raw control character), or a run
+# of characters that JSON never has outside strings (so no span around it can parse). Characters
+# JSON may have there (whitespace, ":", ",", numbers, true, false, null) are skipped.
+_TOKEN = re.compile(
+    r'([\[{])|([\]}])|("[^"\\\x00-\x1f]*(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*)*(")?)'
+    r"|([^\[\]{}\" \t\n\r:,0-9.eE+\-truefalsn]+)"
+)
 _OPENER = re.compile(r"[\[{]")
+# The least a parse attempt costs of extract_json's budget: many tiny failing candidates
+# ("[-]" * 333_333) would otherwise cost a parse each.
+_ATTEMPT_COST = 256
 # A fence opens with ``` and an info string free of backticks, then a newline (so inline code
 # and backticks inside JSON strings never open one); it closes on a line of its own.
 _FENCE_OPEN = re.compile(r"```([^`\n]*)\n")
@@ -73,19 +79,31 @@ def parse_json(text: str) -> Any:
             non-finite or unrepresentable numbers, for nesting deeper than :data:`MAX_DEPTH`,
             and for an input that is not a ``str``.
     """
+    found, value = try_parse_json(text)
+    if not found:
+        raise JSONError("JSON_INVALID", value) from None
+    return value
+
+
+def try_parse_json(text: Any) -> tuple[bool, Any]:
+    """Return ``(True, value)`` as :func:`parse_json` would, or ``(False, why)`` for its error.
+
+    For callers that try many candidates (the extractor, the tool-call scanner): a refusal costs
+    no exception of ours.
+    """
     if not isinstance(text, str):
-        raise JSONError("JSON_INVALID", f"expected str, got {type(text).__name__}")
+        return False, f"expected str, got {type(text).__name__}"
     try:
         value = _DECODER.decode(text)
     except msgspec.DecodeError as exc:
-        raise JSONError("JSON_INVALID", str(exc)) from None
+        return False, str(exc)
     except UnicodeEncodeError:
-        raise JSONError("JSON_INVALID", "text contains a lone surrogate") from None
+        return False, "text contains a lone surrogate"
     except RecursionError:
-        raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}") from None
+        return False, f"nesting deeper than {MAX_DEPTH}"
     if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
-        raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
-    return value
+        return False, f"nesting deeper than {MAX_DEPTH}"
+    return True, value
 
 
 def encode_json(value: Any) -> str:
@@ -121,24 +139,17 @@ def extract_json(text: str) -> Any:
     """
     if not isinstance(text, str):
         raise JSONError("JSON_INVALID", f"expected str, got {type(text).__name__}")
-    found, value = _try_parse(text)
+    found, value = try_parse_json(text)
     if found:
         return value
     for body in _fenced_bodies(text):
-        found, value = _try_parse(body)
+        found, value = try_parse_json(body)
         if found:
             return value
     found, value = _first_balanced(text)
     if found:
         return value
     raise JSONError("JSON_NOT_FOUND", "no JSON value in the text")
-
-
-def _try_parse(text: str) -> tuple[bool, Any]:
-    try:
-        return True, parse_json(text)
-    except JSONError:
-        return False, None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -227,56 +238,110 @@ def _is_json_info(info: str) -> bool:
 
 def _first_balanced(text: str) -> tuple[bool, Any]:
     """Return the first balanced ``{…}``/``[…]`` span of ``text`` that parses."""
-    # spans[start] is (end, depth) for a balanced span, None for an opener that never closes
-    # (or is closed by the wrong bracket, or holds a raw control character in a string).
-    # A scan from an opener also settles every opener it meets outside strings, so later
-    # openers are looked up rather than rescanned; only openers that sat inside a string
-    # need a scan of their own. Scans and parse attempts share a budget of a few dozen passes
-    # over the text, so that hostile text stays linear.
-    spans: dict[int, tuple[int, int] | None] = {}
-    budget = 16 * len(text) + 65536
-    for match in _OPENER.finditer(text):
-        if budget <= 0:
+    # Every opener counts as a candidate when the scan from it (strings read from there on)
+    # balances it. A scan from an opener settles every opener it meets outside strings at
+    # once, since a scan from that opener would read the rest alike; only openers met inside
+    # strings need scans of their own, and those record what they settle in ``settled`` so no
+    # stretch is read for the same opener twice. Scans and parse attempts share a budget of two
+    # passes over the text (plus 64 KB), a parse attempt costing at least _ATTEMPT_COST, so that
+    # hostile text stays linear with a small constant (1 MB in well under a second).
+    budget = 2 * len(text) + 65536
+    settled: dict[int, tuple[int, int] | None] = {}
+    pos = 0
+    while budget > 0:
+        match = _OPENER.search(text, pos)
+        if match is None:
             break
-        start = match.start()
-        if start not in spans:
-            budget -= _scan_from(text, start, spans)
-        span = spans[start]
-        if span is not None and span[1] <= MAX_DEPTH:
-            end = span[0]
-            budget -= end - start
-            found, value = _try_parse(text[start:end])
+        spans, in_strings, pos = _scan(text, match.start(), None)
+        budget -= pos - match.start()
+        if not spans and not in_strings:
+            continue
+        candidates = sorted([*spans, *((opener, -1) for opener in in_strings)])
+        for start, end in candidates:
+            if budget <= 0:
+                break
+            if end < 0:  # an opener inside a string of the outer scan: scan from it
+                if start not in settled:
+                    stop = _scan(text, start, settled)[2]
+                    budget -= stop - start
+                span = settled[start]
+                if span is None:
+                    continue
+                end = span[1]
+            budget -= max(end - start, _ATTEMPT_COST)
+            found, value = try_parse_json(text[start:end])
             if found:
                 return True, value
     return False, None
 
 
-def _scan_from(text: str, start: int, spans: dict[int, tuple[int, int] | None]) -> int:
-    """Match brackets from the opener at ``start``; record spans; return characters read."""
-    # Each open entry is [position, deepest nesting closed inside it].
-    stack: list[list[int]] = []
+def _scan(
+    text: str, start: int, settle: dict[int, tuple[int, int] | None] | None
+) -> tuple[list[tuple[int, int]], list[int], int]:
+    """Match brackets from the opener at ``start``.
+
+    Args:
+        settle: When given, receives each opener met outside strings: its span if it is a
+            candidate (see below), else None.
+
+    Returns:
+        The balanced spans that may parse (nested at most :data:`MAX_DEPTH` deep, with nothing
+        outside their strings that JSON forbids there), as ``(start, end)`` in the order they
+        close, the outermost last; the openers met inside strings; where the scan stopped (the
+        end of the span at ``start``, or where it broke: a mismatched closer, an unterminated
+        string, the end of the text).
+    """
+    spans: list[tuple[int, int]] = []
+    in_strings: list[int] = []
+    stack: list[int] = []  # open positions
+    inner: list[int] = []  # for each, the deepest nesting closed inside it
+    clean_from = 0  # the open entries below this index hold a forbidden character
     pos = start
     while True:
-        match = _STRUCTURAL.search(text, pos)
-        if match is None:
-            break
-        char, pos = match.group(), match.end()
-        if char == '"':
-            pos = _STRING_BODY.match(text, pos).end()  # type: ignore[union-attr]
-            if pos == len(text) or text[pos] != '"':
-                break  # unterminated, or a raw control character: not JSON
-            pos += 1
-        elif char in "[{":
-            stack.append([match.start(), 0])
+        for token in _TOKEN.finditer(text, pos):
+            kind = token.lastindex
+            if kind == 1:
+                stack.append(token.start())
+                inner.append(0)
+                if settle is not None:
+                    settle[token.start()] = None
+            elif not stack:
+                # Between top-level spans of an outer scan: prose. Closers and junk there are
+                # skipped; a quote is no string, so scanning resumes at the next opener.
+                if kind == 3:
+                    following = _OPENER.search(text, token.start())
+                    if following is None:
+                        return spans, in_strings, len(text)
+                    pos = following.start()
+                    break
+            elif kind == 2:
+                opener = stack.pop()
+                depth = inner.pop() + 1
+                if (text[opener] == "[") != (token.group() == "]"):
+                    return spans, in_strings, token.end()
+                level = len(stack)
+                if level >= clean_from and depth <= MAX_DEPTH:
+                    spans.append((opener, token.end()))
+                    if settle is not None:
+                        settle[opener] = (opener, token.end())
+                elif level < clean_from:
+                    clean_from = level
+                if level:
+                    if inner[-1] < depth:
+                        inner[-1] = depth
+                elif spans or in_strings or settle is not None:
+                    return spans, in_strings, token.end()
+                # else nothing so far can parse: go on to the next top-level span in this call,
+                # which is cheaper than returning for every "{x}" of a long text.
+            elif kind == 3:
+                if settle is None:  # a scan of its own needs only what it settles
+                    body = token.group()
+                    if "{" in body or "[" in body:
+                        found = _OPENER.finditer(text, token.start(), token.end())
+                        in_strings += [m.start() for m in found]
+                if token.group(4) is None:  # unterminated, or a raw control character
+                    return spans, in_strings, token.end()
+            else:
+                clean_from = len(stack)
         else:
-            opener, inner = stack[-1]
-            if text[opener] + char not in ("[]", "{}"):
-                break
-            stack.pop()
-            spans[opener] = (pos, inner + 1)
-            if not stack:
-                return pos - start
-            stack[-1][1] = max(stack[-1][1], inner + 1)
-    for opener, _ in stack:
-        spans[opener] = None
-    return pos - start
+            return spans, in_strings, len(text)

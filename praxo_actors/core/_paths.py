@@ -16,6 +16,11 @@ Choices where the behaviour could differ, fixed here:
 - A path under several roots is admitted when it passes the deny patterns below any of them (the
   deepest one, which leaves the fewest components to test). Components of the root itself are never
   tested.
+- A path, base or root the file-system encoding cannot encode (a lone surrogate such as
+  ``"\\ud800"``, which a JSON-escaped string can decode to) names no file: ``PATH_INVALID``, in
+  both modes. Surrogates ``os.fsdecode`` produces for undecodable bytes (``surrogateescape``) pass.
+- With ``resolve_symlinks=True`` a path longer than the system's ``PATH_MAX`` (4,096 bytes on
+  Linux) is ``PATH_INVALID``: no file has such a name, and resolving one is quadratic.
 - With ``resolve_symlinks=True`` the real path (:func:`os.path.realpath`) must also pass the check
   against the roots' real paths; :meth:`PathPolicy.check` still returns the lexical path.
 """
@@ -30,6 +35,17 @@ from collections.abc import Iterable
 from praxo_actors._errors import PathPolicyError
 
 __all__ = ["PathPolicy"]
+
+
+def _path_max() -> int:
+    try:
+        return os.pathconf("/", "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 4096  # Linux's PATH_MAX
+
+
+#: Longest path (in bytes, encoded) that ``resolve_symlinks=True`` resolves.
+_PATH_MAX = _path_max()
 
 
 class PathPolicy:
@@ -102,7 +118,8 @@ class PathPolicy:
             The normalised absolute path (lexical; symlinks are never substituted).
 
         Raises:
-            PathPolicyError: ``PATH_INVALID`` (empty, NUL byte, not a str, or a bad ``base``),
+            PathPolicyError: ``PATH_INVALID`` (empty, NUL byte, not a str, not encodable for
+                the file system, unresolvable with ``resolve_symlinks``, or a bad ``base``),
                 ``PATH_OUTSIDE_ROOTS`` or ``PATH_DENIED``.
         """
         if not isinstance(path, str):
@@ -113,18 +130,27 @@ class PathPolicy:
             raise PathPolicyError("PATH_INVALID", "the path is empty")
         if "\0" in path:
             raise PathPolicyError("PATH_INVALID", "the path contains a NUL byte")
+        _encodable(path, "path")
         start = self._roots[0] if base is None else _absolute(base, "base")
         joined = path if path.startswith("/") else f"{start}/{path}"
         normalised = _normalize(joined)
         self._admit(normalised, self._roots, self._prefixes)
         if self._resolve_symlinks:
+            if len(os.fsencode(normalised)) > _PATH_MAX:
+                # No system call takes it (ENAMETOOLONG), and realpath's walk over its
+                # components is quadratic: 500,000 of them kept it busy for minutes.
+                raise PathPolicyError(
+                    "PATH_INVALID", f"the path is longer than {_PATH_MAX} bytes, the system's limit"
+                )
             # Roots are resolved on every check: links may change while the policy lives.
-            real_roots = tuple(os.path.realpath(root) for root in self._roots)
-            self._admit(
-                _normalize(os.path.realpath(normalised)),
-                real_roots,
-                tuple(_prefix(root) for root in real_roots),
-            )
+            try:
+                real_roots = tuple(os.path.realpath(root) for root in self._roots)
+                real = os.path.realpath(normalised)
+            except (OSError, ValueError) as exc:  # e.g. a name too long for the file system
+                raise PathPolicyError(
+                    "PATH_INVALID", f"{normalised!r:.200} cannot be resolved: {exc}"
+                ) from None
+            self._admit(_normalize(real), real_roots, tuple(_prefix(root) for root in real_roots))
         return normalised
 
     def _admit(self, path: str, roots: tuple[str, ...], prefixes: tuple[str, ...]) -> None:
@@ -162,8 +188,21 @@ def _strings(items: Iterable[str], what: str) -> list[str]:
 def _absolute(path: object, what: str) -> str:
     if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
         raise PathPolicyError(
-            "PATH_INVALID", f"a {what} must be an absolute path without NUL bytes, not {path!r}"
+            "PATH_INVALID",
+            f"a {what} must be an absolute path without NUL bytes, not {path!r:.200}",
         )
+    return _encodable(path, what)
+
+
+def _encodable(path: str, what: str) -> str:
+    """Refuse text no file name can hold: a lone surrogate the file-system encoding rejects."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as exc:
+        raise PathPolicyError(
+            "PATH_INVALID",
+            f"the {what} cannot be encoded for the file system ({exc.reason} at {exc.start})",
+        ) from None
     return path
 
 

@@ -31,7 +31,11 @@ through.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any
+
+from praxo_actors._errors import JSONError
+from praxo_actors.core._json import MAX_DEPTH
 
 __all__ = ["redact_pii", "redact_value"]
 
@@ -88,18 +92,72 @@ def redact_pii(text: str) -> str:
 def redact_value(value: Any) -> Any:
     """Return a copy of ``value`` with :func:`redact_pii` applied to every string in it.
 
-    Strings inside lists, tuples and dict values are redacted at any depth; dict keys and values of
-    other types are kept as they are. New containers are returned; ``value`` is never mutated.
+    Strings inside lists, tuples and dict values are redacted at any depth up to
+    :data:`~praxo_actors.core._json.MAX_DEPTH` containers; dict keys and values of other types are
+    kept as they are. New containers are returned; ``value`` is never mutated. A container met
+    twice is redacted once and its copy shared, so the work is linear in the distinct objects.
+
+    Raises:
+        JSONError: ``JSON_INVALID`` for containers nested deeper than ``MAX_DEPTH`` (512, the
+            limit of :func:`~praxo_actors.core.parse_json`) or a container that holds itself.
     """
     if isinstance(value, str):
         return redact_pii(value)
-    if isinstance(value, dict):
-        return {key: redact_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact_value(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(redact_value(item) for item in value)
-    return value
+    if not isinstance(value, dict | list | tuple):
+        return value
+    return _redact_containers(value)
+
+
+def _redact_containers(root: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Any:
+    """Redact a tree of containers without recursion (a frame per open container)."""
+    done: dict[int, Any] = {}  # id of a finished container -> its copy (the input keeps ids live)
+    active: set[int] = set()
+
+    def open_frame(container: Any, depth: int) -> list[Any]:
+        if depth > MAX_DEPTH:
+            raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
+        if id(container) in active:
+            raise JSONError("JSON_INVALID", "value contains a cycle")
+        active.add(id(container))
+        if isinstance(container, dict):
+            return [container, iter(container.items()), {}, depth, None]
+        return [container, iter(container), [], depth, None]
+
+    stack = [open_frame(root, 1)]
+    while True:
+        frame = stack[-1]
+        container, items, out, depth, _ = frame
+        is_dict = isinstance(container, dict)
+        descended = False
+        for item in items:
+            key, child = item if is_dict else (None, item)
+            if isinstance(child, str):
+                child = redact_pii(child)
+            elif isinstance(child, dict | list | tuple):
+                copy = done.get(id(child))
+                if copy is None:
+                    frame[4] = key
+                    stack.append(open_frame(child, depth + 1))
+                    descended = True
+                    break
+                child = copy
+            if is_dict:
+                out[key] = child
+            else:
+                out.append(child)
+        if descended:
+            continue
+        stack.pop()
+        active.discard(id(container))
+        finished = tuple(out) if isinstance(container, tuple) else out
+        done[id(container)] = finished
+        if not stack:
+            return finished
+        parent = stack[-1]
+        if isinstance(parent[0], dict):
+            parent[2][parent[4]] = finished
+        else:
+            parent[2].append(finished)
 
 
 def _redact_emails(text: str) -> str:
@@ -121,11 +179,15 @@ def _redact_emails(text: str) -> str:
 def _redact_cards(match: re.Match[str]) -> str:
     run = match.group()
     groups = [(m.start(), m.end()) for m in _GROUP.finditer(run)]
+    offsets = [0, *accumulate(end - start for start, end in groups)]
+    if offsets[-1] < _CARD_MIN:
+        return run
+    luhn = _LuhnSums(run)
     out: list[str] = []
     pos = 0
     i = 0
     while i < len(groups):
-        end = _card_end(run, groups, i)
+        end = _card_end(groups, offsets, luhn, i)
         if end is None:
             i += 1
             continue
@@ -139,13 +201,14 @@ def _redact_cards(match: re.Match[str]) -> str:
     return "".join(out)
 
 
-def _card_end(run: str, groups: list[tuple[int, int]], first: int) -> int | None:
+def _card_end(
+    groups: list[tuple[int, int]], offsets: list[int], luhn: _LuhnSums, first: int
+) -> int | None:
     """Return the index of the last group of the longest card starting at group ``first``."""
     candidates: list[int] = []
-    digits = 0
     for last in range(first, len(groups)):
         start, end = groups[last]
-        digits += end - start
+        digits = offsets[last + 1] - offsets[first]
         if digits > _CARD_MAX:
             break
         if digits >= _CARD_MIN:
@@ -154,22 +217,40 @@ def _card_end(run: str, groups: list[tuple[int, int]], first: int) -> int | None
             # A short group may only close a card: nothing longer can start with it inside.
             break
     for last in reversed(candidates):
-        number = "".join(run[s:e] for s, e in groups[first : last + 1])
-        if _luhn_valid(number):
+        if luhn.valid(offsets[first], offsets[last + 1]):
             return last
     return None
 
 
-def _luhn_valid(number: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(number)):
-        digit = ord(char) - 48
-        if index % 2:
-            digit *= 2
-            if digit > 9:
-                digit -= 9
-        total += digit
-    return total % 10 == 0
+# Each digit's value, and its value doubled with the digits of the product summed (Luhn).
+_PLAIN = bytes.maketrans(b"0123456789", bytes(range(10)))
+_DOUBLED = bytes.maketrans(b"0123456789", bytes((0, 2, 4, 6, 8, 1, 3, 5, 7, 9)))
+
+
+class _LuhnSums:
+    """Luhn checks of any stretch of a run's digits in constant time, from prefix sums.
+
+    A run of 200,000 four-digit groups holds 200,000 candidate cards; summing each one's digits
+    afresh cost a second per megabyte.
+    """
+
+    __slots__ = ("_even_last", "_odd_last")
+
+    def __init__(self, run: str) -> None:
+        digits = run.replace(" ", "").replace("-", "").encode("ascii")
+        plain, doubled = digits.translate(_PLAIN), digits.translate(_DOUBLED)
+        # The last digit of a number is never doubled, the one before it is, and so on: when the
+        # last digit sits at an even index, even indexes count plain and odd ones doubled.
+        even_last, odd_last = bytearray(plain), bytearray(doubled)
+        even_last[1::2] = doubled[1::2]
+        odd_last[1::2] = plain[1::2]
+        self._even_last = [0, *accumulate(even_last)]
+        self._odd_last = [0, *accumulate(odd_last)]
+
+    def valid(self, start: int, end: int) -> bool:
+        """Tell whether the digits ``[start, end)`` pass the Luhn check."""
+        sums = self._even_last if (end - 1) % 2 == 0 else self._odd_last
+        return (sums[end] - sums[start]) % 10 == 0
 
 
 def _redact_phone(match: re.Match[str]) -> str:

@@ -32,7 +32,18 @@ Choices where the standard leaves room, fixed here so every port behaves alike:
   sibling keywords apply too (2020-12). ``$id`` and anchors are not supported, so remote and
   plain-name references do not resolve.
 - ``pattern`` is Python :mod:`re` syntax, searched anywhere in the string (ECMA-262-only syntax
-  such as ``\\p{L}`` does not compile, so it is a schema fault).
+  such as ``\\p{L}`` does not compile, so it is a schema fault). It is matched in time linear in
+  the string by an automaton built from re's own parse (:mod:`praxo_actors.core._regex`), never
+  by re's backtracking, which a hostile string can keep busy for ever (``^(a+)+$``) or for
+  seconds (``\\d+$`` on 20,000 digits). So what no finite automaton can run is a schema fault
+  with keyword ``pattern`` (message "unsupported pattern"): backreferences, lookaround,
+  conditional groups, atomic groups and possessive repeats; so is a pattern over 10,000
+  characters or 10,000 automaton states. Matching shares a budget of 1,000,000 automaton steps
+  per validation; a string whose match would need more (a pattern whose DFA explodes, such as
+  ``a[ab]{20}c``) gets a ``pattern`` fault at that string: validation fails closed.
+- A ``$ref`` evaluated again at the same place in the value (``anyOf`` over ``$ref`` chains) is
+  replayed from a per-validation memo, so validation time stays polynomial in the sizes of the
+  schema and the value.
 - Errors are ordered by location in the value (the root first, array items by index, object
   members by name in code-point order); at one location, validation errors come in evaluation
   order (the keyword order listed above, depth-first through ``$ref`` and the applicators), then

@@ -13,6 +13,13 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from praxo_actors.core._regex import (
+    Budget,
+    MatchBudgetExceeded,
+    Pattern,
+    UnsupportedPattern,
+    compile_pattern,
+)
 from praxo_actors.core._schema_values import (
     KINDS,
     describe,
@@ -34,13 +41,24 @@ Raw = tuple[Path, str, str]
 
 
 class Run:
-    """The state of one validation: schema faults met so far and the ``$ref`` chain in progress."""
+    """The state of one validation.
 
-    __slots__ = ("active", "broken")
+    Attributes:
+        broken: Schema faults met so far.
+        active: The ``$ref`` targets in progress, each with the value it is applied to.
+        memo: Finished ``$ref`` evaluations: (target, value, location) to the errors and faults
+            they gave. A target reached again at the same place is replayed, not re-run, so
+            ``anyOf`` over ``$ref`` chains stays linear instead of doubling at every level.
+        budget: What is left of the pattern-matching work this validation may spend.
+    """
+
+    __slots__ = ("active", "broken", "budget", "memo")
 
     def __init__(self) -> None:
         self.broken: list[Raw] = []
         self.active: set[tuple[int, int]] = set()
+        self.memo: dict[tuple[int, int, int], tuple[Any, Any, list[Raw], list[Raw]]] = {}
+        self.budget = Budget()
 
 
 Check = Callable[[Any, Path, list[Raw], Run], None]
@@ -97,9 +115,19 @@ class Compiler:
                 message = f"$ref {ref!r:.200} loops without reaching a schema"
                 run.broken.append((path, "$ref", message))
                 return
+            # Keyed by identity: the memo holds the value and the location, so neither id can
+            # be reused by another object while the validation runs.
+            memo_key = (id(target), id(value), id(path))
+            done = run.memo.get(memo_key)
+            if done is not None:
+                errs.extend(done[2])
+                run.broken.extend(done[3])
+                return
+            first_error, first_fault = len(errs), len(run.broken)
             run.active.add(key)
             target(value, path, errs, run)
             run.active.discard(key)
+            run.memo[memo_key] = (value, path, errs[first_error:], run.broken[first_fault:])
 
         return check
 
@@ -237,8 +265,8 @@ class Compiler:
                         errs.append((path, "minLength", f"shorter than {min_len} characters"))
                     if max_len is not None and len(value) > max_len:
                         errs.append((path, "maxLength", f"longer than {max_len} characters"))
-                    if regex is not None and regex.search(value) is None:
-                        errs.append((path, "pattern", f"does not match {pattern!r:.200}"))
+                    if regex is not None:
+                        _check_pattern(value, path, errs, run, regex, pattern)
             elif kind == "integer" or kind == "number":
                 if has_number:
                     if minimum is not None and value < minimum:
@@ -446,21 +474,36 @@ def _number(
     return None
 
 
+def _check_pattern(
+    value: str, path: Path, errs: list[Raw], run: Run, regex: Pattern, pattern: Any
+) -> None:
+    try:
+        found = regex.search(value, run.budget)
+    except MatchBudgetExceeded:
+        message = f"matching {pattern!r:.200} needs more work than the validation may spend"
+        run.broken.append((path, "pattern", message))
+        return
+    if not found:
+        errs.append((path, "pattern", f"does not match {pattern!r:.200}"))
+
+
 # Compiled patterns shared across schemas; bounded, since schema authors choose them.
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERNS: dict[str, Pattern] = {}
 _PATTERN_CACHE_SIZE = 512
 
 
-def _compile_pattern(pattern: Any, faults: list[tuple[str, str]]) -> re.Pattern[str] | None:
+def _compile_pattern(pattern: Any, faults: list[tuple[str, str]]) -> Pattern | None:
     if not isinstance(pattern, str):
         faults.append(("pattern", f"'pattern' must be a string, not {describe(pattern)}"))
         return None
     regex = _PATTERNS.get(pattern)
     if regex is None:
         try:
-            regex = re.compile(pattern)
+            regex = compile_pattern(pattern)
         except (re.error, OverflowError, RecursionError, ValueError) as exc:
-            faults.append(("pattern", f"invalid pattern {pattern!r:.200}: {exc}"))
+            # ValueError covers UnsupportedPattern: valid re syntax beyond a finite automaton.
+            what = "unsupported" if isinstance(exc, UnsupportedPattern) else "invalid"
+            faults.append(("pattern", f"{what} pattern {pattern!r:.200}: {exc}"))
             return None
         if len(_PATTERNS) >= _PATTERN_CACHE_SIZE:
             _PATTERNS.clear()

@@ -31,7 +31,7 @@ import re
 from typing import Any, NamedTuple
 
 from praxo_actors._errors import JSONError, ToolCallError
-from praxo_actors.core._json import _fence_body, parse_json
+from praxo_actors.core._json import _fence_body, parse_json, try_parse_json
 from praxo_actors.models import ToolCall
 
 __all__ = ["MAX_NAME_LENGTH", "parse_tool_call", "parse_tool_calls", "strip_tool_calls"]
@@ -53,7 +53,7 @@ _DOTTED_NAME = re.compile(r"[^\s/<>]*")
 _BODY_EVENT = re.compile(r'"|</tool(?=_call|\.)')
 _STRING_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _CLOSE_TAG = re.compile(r"</tool(?:_call|\.([^\s<>]*))\s*>")
-_SPACE = re.compile(r"\s")
+_LINE_SPLIT = re.compile(r"([^\s{]*)\s*(.*)", re.DOTALL)
 _SPACES = re.compile(r"\s*")
 
 
@@ -134,9 +134,8 @@ def _canonical(text: str) -> tuple[int, int, list[ToolCall]] | None:
         document = text[start:].strip()
         if document.startswith("```"):
             document = _fence_body(document) or ""
-        try:
-            value = parse_json(document)
-        except JSONError:
+        found, value = try_parse_json(document)
+        if not found:
             continue
         return start, len(text), _calls_in_document(value)
     return None
@@ -274,7 +273,7 @@ def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found,
             arguments = _arguments(_body_value(body, hermes=False))
             call = ToolCall(name=name, arguments=arguments, id=identifier)
     except ToolCallError as exc:
-        return _Found(start, end, exc), end
+        return _Found(start, end, _detached(exc)), end
     return _Found(start, end, call), end
 
 
@@ -299,28 +298,43 @@ def _line_call(text: str, start: int, pos: int) -> tuple[_Found | None, int]:
     newline = text.find("\n", pos)
     line_end = len(text) if newline < 0 else newline
     end = line_end if newline < 0 else newline + 1
-    rest = text[pos:line_end].strip()
-    cut = min((i for i in (rest.find("{"), _first_space(rest)) if i >= 0), default=len(rest))
-    name, arguments = rest[:cut], rest[cut:].strip()
-    if arguments and not arguments.startswith("{"):
+    # The name runs to the first "{" or space; the arguments are the rest of the line.
+    name, arguments = _LINE_SPLIT.match(text[pos:line_end].strip()).groups()  # type: ignore[union-attr]
+    if arguments and arguments[0] != "{":
         return None, end  # prose such as "tool.py is broken"
     if not arguments and _NAME.fullmatch(name) is None:
         return None, end  # prose such as "tool.run()"
+    if len(name) > MAX_NAME_LENGTH or _NAME.fullmatch(name) is None:
+        try:
+            _checked_name(name)
+        except ToolCallError as exc:
+            return _Found(start, end, _detached(exc)), end
+    if arguments:
+        found, value = try_parse_json(arguments)
+        if not found:  # the common failure in hostile text: no exception raised for it
+            return _Found(start, end, ToolCallError("TOOL_CALL_INVALID_JSON", value)), end
+    else:
+        value = {}
     try:
-        name = _checked_name(name)
-        value = _parse_body(arguments) if arguments else {}
         call = ToolCall(name=name, arguments=_arguments(value))
     except ToolCallError as exc:
-        return _Found(start, end, exc), end
+        return _Found(start, end, _detached(exc)), end
     return _Found(start, end, call), end
 
 
-def _first_space(text: str) -> int:
-    match = _SPACE.search(text)
-    return match.start() if match else -1
-
-
 # Values --------------------------------------------------------------------------------------
+
+
+def _detached(exc: ToolCallError) -> ToolCallError:
+    """Drop what a caught error holds on to, before it is kept in a list of findings.
+
+    Its traceback holds the frames that raised it, and its context the JSONError (with frames
+    of its own): kept for every broken line of a long text, they made the garbage collector walk
+    an ever larger heap, 30 microseconds a line. ``raise`` gives it a fresh traceback.
+    """
+    exc.__traceback__ = None
+    exc.__context__ = None
+    return exc
 
 
 def _error(start: int, end: int, code: str, message: str) -> tuple[_Found, int]:
@@ -343,10 +357,10 @@ def _body_value(body: str, *, hermes: bool) -> Any:
 
 
 def _parse_body(body: str) -> Any:
-    try:
-        return parse_json(body)
-    except JSONError as exc:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", exc.message) from None
+    found, value = try_parse_json(body)
+    if not found:
+        raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
+    return value
 
 
 def _call_from_object(value: dict[str, Any], id_: str | None = None) -> ToolCall:
