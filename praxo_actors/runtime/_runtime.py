@@ -44,7 +44,7 @@ from praxo_actors.runtime._agents import Agents
 from praxo_actors.runtime._blocking import check_not_blocking, forbid_blocking
 from praxo_actors.runtime._bridge import LoopBridge
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
-from praxo_actors.runtime._events import EventBus, EventRouter
+from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._iopool import IOPool
@@ -52,10 +52,11 @@ from praxo_actors.runtime._lease import lease
 from praxo_actors.runtime._loop_sched import LoopScheduler
 from praxo_actors.runtime._router import Router, RuntimeStatistics
 from praxo_actors.runtime._sched import Scheduler
-from praxo_actors.runtime._store_actor import LoopStoreActor, StoreActor
+from praxo_actors.runtime._shutdown import shutdown_in_order
 from praxo_actors.runtime._threads import in_thread as _in_thread
 from praxo_actors.runtime._threads import serve as _serve
-from supervisors import ChildSpec, DynamicSupervisor, Registry, Supervisor
+from praxo_actors.runtime._tree import Tree
+from supervisors import Registry
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
 
@@ -88,7 +89,7 @@ class Runtime:
     _owns_store: bool
     _release_store: Callable[[], None]
     _router: Router
-    _sessions_ref: pykka.ActorRef[Any]
+    _tree: Tree
     _stop_done: threading.Event
     _stop_lock: threading.Lock
     _stopped: bool
@@ -272,46 +273,19 @@ class Runtime:
 
     def _build(self) -> None:
         """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
-        host, config = self._host, self._config
-        # Exactly the in-memory store: a subclass may block (a test double, a write-through).
-        on_loop = type(self.store) is InMemoryStore
-
-        def saved(run_ids: list[str | None], error: str | None) -> None:
-            host.post(self._router.saved, run_ids, error)
-
-        def start_bus() -> pykka.ActorRef[Any]:
-            host.bus_ref = EventBus.start(self._bus)
-            return host.bus_ref
-
-        def start_store() -> pykka.ActorRef[Any]:
-            # The runtime, not the actor, closes a store it opened: a restarted store actor
-            # (rest_for_one after a bus crash) must find it open.
-            ref: pykka.ActorRef[Any]
-            if on_loop:
-                ref = LoopStoreActor.start(self.store, saved, actor_scheduler=self._loop_scheduler)
-            else:
-                ref = StoreActor.start(self.store, saved)
-            host.store_ref = self._router.store_ref = ref
-            return ref
-
-        def start_sessions() -> pykka.ActorRef[Any]:
-            ref = self._sessions_ref = _Sessions.start(max_restarts=0, name="sessions")
-            self._router.activator.sessions = ref.proxy()
-            return ref
-
-        timeout = config.timeout
-        self.root = _Root.start(
-            [
-                ChildSpec("events", start_bus, shutdown=timeout),
-                ChildSpec("store", start_store, shutdown=timeout),
-                ChildSpec("sessions", start_sessions, type="supervisor", shutdown=timeout),
-            ],
-            strategy="rest_for_one",
-            name="praxo-runtime",
+        config = self._config
+        self._tree = Tree(
+            self.store, self._host, self._router, self._bus, self._loop_scheduler, config.timeout
         )
+        self.root = self._tree.root
         if config.idle_timeout is not None:
-            self._call(self._schedule_janitor, timeout=timeout)
+            self._call(self._schedule_janitor, timeout=config.timeout)
         logger.info("runtime_started", store=type(self.store).__name__)
+
+    @property
+    def _sessions_ref(self) -> pykka.ActorRef[Any] | None:
+        """The sessions supervisor's current ref (tests and diagnostics)."""
+        return self._tree.sessions_ref
 
     # -- agents and sessions ---------------------------------------------------------------
 
@@ -415,68 +389,9 @@ class Runtime:
     def _shutdown(self) -> None:
         """Stop everything, in order (on a thread that is not the loop's)."""
         try:
-            self._shutdown_in_order()
+            shutdown_in_order(self)
         finally:
             self._stop_done.set()
-
-    def _shutdown_in_order(self) -> None:
-        atexit.unregister(self._at_exit)
-        timeout = self._config.timeout
-        if not self._loop.is_running():
-            # The loop is gone (a process exiting without stop()): nothing can run the
-            # sessions' stop any more, so mark them dead instead of waiting on each.
-            self._loop_scheduler.shutdown()
-        with contextlib.suppress(PraxoError):
-            self._call(self._begin_stop, timeout=timeout)
-        root = getattr(self, "root", None)
-        if root is not None:
-            try:
-                root.stop(timeout=timeout * 4)
-            except pykka.ActorDeadError:
-                pass  # the tree is already down (escalated past its restart budget)
-            except pykka.Timeout:
-                # Children past their shutdown time are abandoned by their supervisors; the
-                # root itself did not answer in time. Release everything else regardless.
-                logger.error("runtime_stop_timeout", timeout=timeout * 4)
-        try:
-            self._call(self._finish_stop, timeout=timeout)
-        except PraxoError:
-            self._router.stop_all()  # the loop is gone: nothing else touches the router now
-        self._bus.close(timeout=timeout)
-        for name in self._io_pool.shutdown(timeout):
-            logger.error("io_thread_abandoned", thread=name)
-        if self._thread_scheduler is not None:
-            self._thread_scheduler.shutdown(timeout=timeout)
-        self._close_store()
-        thread = self._loop_thread
-        if thread is not None:
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._loop.stop)
-            thread.join(timeout)
-            if not thread.is_alive():
-                self._loop.close()
-        logger.info("runtime_stopped")
-
-    def _begin_stop(self) -> None:
-        self._router.stopping = True
-        if self._janitor is not None:
-            self._janitor.cancel()
-
-    def _finish_stop(self) -> None:
-        self._router.stop_all()
-        self._host.bridge.cancel_all()
-        self._loop_scheduler.shutdown()
-        if self._loop_thread is None:
-            forbid_blocking(-1)  # the caller's loop thread is its own again
-
-    def _close_store(self) -> None:
-        self._release_store()
-        close = getattr(self.store, "close", None)
-        if self._owns_store and callable(close):
-            try:
-                close()
-            except Exception as exc:  # stopping goes on: the threads are already released
-                logger.error("store_close_failed", error=repr(exc))
 
     def __enter__(self) -> Runtime:
         return self
@@ -489,18 +404,6 @@ class Runtime:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.astop()
-
-
-class _Root(Supervisor):
-    """The runtime's root supervisor, on a daemon thread (see ``Runtime._at_exit``)."""
-
-    use_daemon_thread = True
-
-
-class _Sessions(DynamicSupervisor):
-    """The sessions supervisor, on a daemon thread."""
-
-    use_daemon_thread = True
 
 
 def _stop_at_exit(ref: weakref.ReferenceType[Runtime]) -> None:
