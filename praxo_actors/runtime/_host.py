@@ -46,7 +46,6 @@ class SessionHost:
     io_pool: IOPool
     key: bytes | None
     allowed_types: frozenset[str]
-    sessions_on_loop: bool
     loop_scheduler: LoopScheduler
     router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
     _posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = field(default_factory=deque)
@@ -126,7 +125,8 @@ class SessionHost:
         """
         if threading.get_ident() == self.loop_thread_id:
             return self.bridge.start(fn, args, done)
-        self.bridge.submit(fn, args, done)
+        if not self.post(self.bridge.start, fn, args, done):
+            done(False, RuntimeError("the runtime's event loop is closed"))
         return None
 
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
@@ -134,8 +134,6 @@ class SessionHost:
         if threading.get_ident() == self.loop_thread_id:
             return self.loop.call_later(delay, fn, *args)
         return _LaterHandle(self.loop, delay, fn, args)
-
-    spawn_threadsafe = spawn
 
     def run_now(self) -> None:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""

@@ -256,7 +256,6 @@ class Runtime:
             io_pool=self._io_pool,
             key=config.checkpoint_key,
             allowed_types=config.allowed_types,
-            sessions_on_loop=n is None,
             loop_scheduler=self._loop_scheduler,
         )
         router = self._router = host.router = Router(

@@ -397,7 +397,7 @@ def _call_sync(
 ) -> Any:
     value = fn(*args)
     if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
-        host.spawn_threadsafe(_await, (value,), deliver)
+        host.spawn(_await, (value,), deliver)
         return _PENDING
     return value
 
