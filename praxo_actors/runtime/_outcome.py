@@ -3,7 +3,7 @@
 A callback (model, tool, repairer, summariser) returns a value or raises. The session gets that
 outcome inside its message. A value is msgpack-encoded: the session gets a copy. An exception is
 the one thing that rides along as an object, in the same message, beside the encoded
-:class:`Raised` notice (type, text, traceback): §2 has a callback's own exception reach the
+:class:`Raised` notice (its type and text): §2 has a callback's own exception reach the
 run's caller *unchanged* — the same object — never as a code or a copy. The callback's side
 keeps no reference to it, so nothing is shared.
 
@@ -16,7 +16,6 @@ would stop every actor.
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 import msgspec
@@ -99,5 +98,4 @@ def _pack(run_id: str, token: int, outcome: Outcome) -> bytes:
 
 def _raised(run_id: str, token: int, exc: BaseException) -> Message:
     text = f"{type(exc).__name__}: {exc}"
-    trace = "".join(traceback.format_exception(exc))
-    return _pack(run_id, token, Raised(text, trace)), exc
+    return _pack(run_id, token, Raised(text)), exc

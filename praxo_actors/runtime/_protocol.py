@@ -108,14 +108,13 @@ class ReturnedObject(_Msg, frozen=True, tag="returned_object"):
 
 
 class Raised(_Msg, frozen=True, tag="raised"):
-    """A callback raised: its type and text, and its traceback as text.
+    """A callback raised: its type and text.
 
     The exception itself travels beside this notice in the same actor message, unchanged
     (see :mod:`praxo_actors.runtime._outcome`).
     """
 
     text: str
-    traceback: str = ""
 
 
 Outcome = (

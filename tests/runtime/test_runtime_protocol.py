@@ -80,7 +80,7 @@ OUTCOMES = [
     ReturnedToolError(ToolError("NOPE", "no")),
     Returned({"rows": [1, 2.5, None, "x"]}),
     ReturnedObject("set"),
-    Raised("ValueError: bad", "Traceback ..."),
+    Raised("ValueError: bad"),
 ]
 
 
