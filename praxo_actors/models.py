@@ -117,7 +117,10 @@ class Event(msgspec.Struct, frozen=True):
 
 
 class RunResult(msgspec.Struct, frozen=True):
-    """The outcome of a completed run."""
+    """The outcome of a completed run.
+
+    ``usage`` sums the integer counters (e.g. tokens) of every model response of the run.
+    """
 
     run_id: str
     session: Session
@@ -126,6 +129,7 @@ class RunResult(msgspec.Struct, frozen=True):
     steps: int = 0
     model_calls: int = 0
     tool_calls: int = 0
+    usage: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 def session(id: str) -> Session:

@@ -20,8 +20,10 @@ The protocol, for a driver::
 
 - ``BeginStep(step)`` — reply ``None`` to go on, or an error code (``"AGENT_CANCELLED"``,
   ``"AGENT_DEADLINE"``) to fail the run with that code;
-- ``CallModel(model, request)`` — reply ``model(request)``: a ``Response`` or ``ModelError``;
-- ``CallTool(tool, arguments, call)`` — reply ``tool.handler(arguments)``;
+- ``CallModel(model, request, context)`` — reply ``model(request)``: a ``Response`` or
+  ``ModelError``; make ``context`` current meanwhile (:func:`model_context`);
+- ``CallTool(tool, arguments, call, context)`` — reply ``tool.handler(arguments)``; make
+  ``context`` current meanwhile (:func:`tool_context`);
 - ``Emit(sink, event)`` — call ``sink(event)``, reply ``None``;
 - ``CallRepairer(repairer, text, errors)`` — reply ``repairer(text, errors)``;
 - ``CallSummarizer(summarizer, messages)`` — reply ``summarizer(messages)``.
@@ -41,6 +43,7 @@ failing the run. A reply without tool calls completes the run (after structured 
 from __future__ import annotations
 
 from praxo_actors._errors import AgentError
+from praxo_actors.agent._context import ModelContext, ToolContext, model_context, tool_context
 from praxo_actors.agent._drivers import arun_agent, call, run_agent
 from praxo_actors.agent._effects import (
     BeginStep,
@@ -70,14 +73,18 @@ __all__ = [
     "Emit",
     "FallbackModel",
     "Model",
+    "ModelContext",
     "Sink",
     "Tool",
+    "ToolContext",
     "ToolError",
     "arun_agent",
     "call",
     "fallback_model",
+    "model_context",
     "new_agent_options",
     "new_run_id",
     "run_agent",
     "start_run",
+    "tool_context",
 ]

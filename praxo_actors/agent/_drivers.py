@@ -7,6 +7,7 @@ import types
 from typing import Any, cast
 
 from praxo_actors._errors import AgentError
+from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._effects import (
     BeginStep,
     CallModel,
@@ -28,9 +29,17 @@ def _invoke(effect: Effect) -> Any:
     """Call the user callback an effect names and return what it returned (maybe awaitable)."""
     match effect:
         case CallModel():
-            return effect.model(effect.request)
+            model_token = _MODEL.set(effect.context)
+            try:
+                return effect.model(effect.request)
+            finally:
+                _MODEL.reset(model_token)
         case CallTool():
-            return effect.tool.handler(effect.arguments)
+            tool_token = _TOOL.set(effect.context)
+            try:
+                return effect.tool.handler(effect.arguments)
+            finally:
+                _TOOL.reset(tool_token)
         case Emit():
             return effect.sink(effect.event)
         case BeginStep():
@@ -74,9 +83,17 @@ def run_agent(
         while True:
             try:
                 if isinstance(effect, CallTool):
-                    reply = effect.tool.handler(effect.arguments)
+                    tool_token = _TOOL.set(effect.context)
+                    try:
+                        reply = effect.tool.handler(effect.arguments)
+                    finally:
+                        _TOOL.reset(tool_token)
                 elif isinstance(effect, CallModel):
-                    reply = effect.model(effect.request)
+                    model_token = _MODEL.set(effect.context)
+                    try:
+                        reply = effect.model(effect.request)
+                    finally:
+                        _MODEL.reset(model_token)
                 elif isinstance(effect, Emit):
                     reply = effect.sink(effect.event)
                 elif isinstance(effect, BeginStep):
@@ -122,9 +139,12 @@ async def arun_agent(
     try:
         while True:
             try:
-                reply = _invoke(effect)
-                if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
-                    reply = await reply
+                if isinstance(effect, CallModel | CallTool):
+                    reply = await _ainvoke(effect)
+                else:
+                    reply = _invoke(effect)
+                    if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
+                        reply = await reply
             except Exception as exc:
                 thrown = exc
                 effect = throw_into(gen, exc)
@@ -135,6 +155,30 @@ async def arun_agent(
             raise
         result: RunResult = stop.value
         return result
+
+
+async def _ainvoke(effect: CallModel | CallTool) -> Any:
+    """Call a model or tool with its context current until its reply has been awaited."""
+    if isinstance(effect, CallModel):
+        context = effect.context
+        model_token = _MODEL.set(context)
+        try:
+            reply = effect.model(effect.request)
+            if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
+                reply = await reply
+        finally:
+            _MODEL.reset(model_token)
+            if context is not None:
+                await context.settle()
+        return reply
+    tool_token = _TOOL.set(effect.context)
+    try:
+        reply = effect.tool.handler(effect.arguments)
+        if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
+            reply = await reply
+    finally:
+        _TOOL.reset(tool_token)
+    return reply
 
 
 def call(options: AgentOptions, tool_call: ToolCall) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from praxo_actors.agent._context import ModelContext, ToolContext
 from praxo_actors.agent._tool import Tool
 from praxo_actors.middleware._structured_output import CallRepairer
 from praxo_actors.models import Event, Message, Request, ToolCall
@@ -41,23 +42,27 @@ class CallModel(msgspec.Struct, frozen=True):
     """Call ``model(request)``; reply with its return value (awaited, if it is awaitable).
 
     For a :func:`~praxo_actors.agent.fallback_model`, the machine yields one ``CallModel`` per
-    attempt, each naming the child to call.
+    attempt, each naming the child to call. A driver makes ``context`` current while the model
+    runs (see :func:`~praxo_actors.agent.model_context`).
     """
 
     model: Callable[[Request], Any]
     request: Request
+    context: ModelContext | None = None
 
 
 class CallTool(msgspec.Struct, frozen=True):
     """Call ``tool.handler(arguments)``; reply with its return value.
 
     ``arguments`` is the driver's to hand over: a copy of ``call.arguments``, so a handler that
-    mutates it changes nothing recorded.
+    mutates it changes nothing recorded. A driver makes ``context`` current while the handler
+    runs (see :func:`~praxo_actors.agent.tool_context`).
     """
 
     tool: Tool
     arguments: dict[str, Any]
     call: ToolCall
+    context: ToolContext | None = None
 
 
 class Emit(msgspec.Struct, frozen=True):

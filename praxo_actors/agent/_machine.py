@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
+from praxo_actors.agent._context import ModelContext, ToolContext
 from praxo_actors.agent._effects import (
     BeginStep,
     CallModel,
@@ -150,6 +151,7 @@ def machine(
     pii = options.pii
     redacted: dict[int, tuple[Message, Message]] = {}
     model_calls = tool_calls = 0
+    usage: dict[str, int] = {}
 
     for step in range(1, options.max_steps + 1):
         stop = yield BeginStep(step)
@@ -196,10 +198,11 @@ def machine(
             )
         result: Any = None
         attempt = 0
+        context = ModelContext(run_id, session_id, step, event)
         for model in attempts:
             attempt += 1
             try:
-                result = yield CallModel(model, request)
+                result = yield CallModel(model, request, context)
             except Exception as exc:
                 yield from _crashed(event, exc, CALLBACK)
                 raise
@@ -218,6 +221,8 @@ def machine(
         if type(reply) is not Message or not _json_or_none(result.usage):
             raise (yield from _crashed(event, _bad_response(result), CALLBACK))
         messages.append(reply)
+        if result.usage:
+            _add_usage(usage, result.usage)
         calls: list[ToolCall] = reply.tool_calls
         text = _text(reply.content)
         if event is not None:
@@ -269,9 +274,10 @@ def machine(
                 steps=step,
                 model_calls=model_calls,
                 tool_calls=tool_calls,
+                usage=usage,
             )
 
-        for call in calls:
+        for index, call in enumerate(calls):
             name = call.name
             if selection is not None and not selection.permits(name):
                 raise (
@@ -298,7 +304,12 @@ def machine(
                     {"step": step, "name": name, "id": call.id, "arguments": call.arguments},
                 )
             try:
-                value = yield CallTool(tool, copy_json(call.arguments), call)
+                value = yield CallTool(
+                    tool,
+                    copy_json(call.arguments),
+                    call,
+                    ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+                )
             except Exception as exc:
                 yield from _crashed(event, exc, CALLBACK)
                 raise
@@ -341,6 +352,13 @@ def _compact(
     else:
         summary = yield CallSummarizer(settings.summarizer, middle)
     return apply_compaction(plan, summary), len(plan.middle)
+
+
+def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
+    """Add a response's integer counters (tokens) to the run's totals; others are not summed."""
+    for key, value in usage.items():
+        if type(value) is int:
+            total[key] = total.get(key, 0) + value
 
 
 def _text(content: str | list[Any]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from contextvars import Context
 from typing import Any
 
 __all__ = ["LoopBridge"]
@@ -47,14 +48,19 @@ class LoopBridge:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def start(
-        self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], done: Outcome
+        self,
+        fn: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
+        done: Outcome,
+        context: Context | None = None,
     ) -> asyncio.Task[Any] | None:
-        """Call ``fn(*args)`` as a task and await it; then ``done(ok, value_or_exception)``.
+        """Call ``fn(*args)`` as a task (run in ``context``) and await it; then ``done(ok, value)``.
 
         ``done`` runs on the loop's thread: keep it short. Return the task started.
         """
         try:
-            task = self._loop.create_task(_deliver(fn(*args), done, self._tasks))
+            coro = fn(*args) if context is None else context.run(fn, *args)
+            task = self._loop.create_task(_deliver(coro, done, self._tasks), context=context)
         except Exception as exc:  # fn raised before returning its coroutine
             done(False, exc)
             return None

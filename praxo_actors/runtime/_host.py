@@ -12,6 +12,7 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
+from contextvars import Context
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -117,15 +118,19 @@ class SessionHost:
             raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
 
     def spawn(
-        self, fn: Callable[..., Coroutine[Any, Any, Any]], args: tuple[Any, ...], done: Outcome
+        self,
+        fn: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
+        done: Outcome,
+        context: Context | None = None,
     ) -> asyncio.Task[Any] | None:
-        """Start ``fn(*args)`` as a task on the loop; ``done(ok, value)`` when it ends.
+        """Start ``fn(*args)`` as a task on the loop, in ``context``; then ``done(ok, value)``.
 
         Return the task when started on the loop's thread (None from elsewhere: it starts soon).
         """
         if threading.get_ident() == self.loop_thread_id:
-            return self.bridge.start(fn, args, done)
-        if not self.post(self.bridge.start, fn, args, done):
+            return self.bridge.start(fn, args, done, context)
+        if not self.post(self.bridge.start, fn, args, done, context):
             done(False, RuntimeError("the runtime's event loop is closed"))
         return None
 

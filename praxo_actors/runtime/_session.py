@@ -20,6 +20,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Callable
+from contextvars import ContextVar, copy_context
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ from praxo_actors.agent import (
     Emit,
     start_run,
 )
+from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._machine import RunInterrupted
 from praxo_actors.core import dump_checkpoint, load_checkpoint
 from praxo_actors.models import Event, Session
@@ -315,11 +317,13 @@ class SessionActor(MNActor):
                         effect = run.send(None)
                     case BeginStep():
                         effect = run.send(self._stop_code(current))
-                    case CallModel(model=fn, request=request):
-                        self._dispatch(current, fn, request)
+                    case CallModel(model=fn, request=request, context=context):
+                        if context is not None and context._event is not None:
+                            context = context.publishing(self._publish_delta)
+                        self._dispatch(current, fn, request, var=(_MODEL, context))
                         return
-                    case CallTool(tool=tool, arguments=arguments):
-                        self._dispatch(current, tool.handler, arguments)
+                    case CallTool(tool=tool, arguments=arguments, context=context):
+                        self._dispatch(current, tool.handler, arguments, var=(_TOOL, context))
                         return
                     case CallRepairer(repairer=fn, text=text, errors=errors):
                         self._dispatch(current, fn, text, errors)
@@ -369,17 +373,38 @@ class SessionActor(MNActor):
             if host.has_subscribers():
                 host.bus_ref.tell(encode(Publish(events=events)))
 
-    def _dispatch(self, current: _Run, fn: Callable[..., Any], *args: Any) -> None:
-        """Start a callback; its outcome returns inside an EffectDone message."""
+    def _publish_delta(self, event: Event) -> None:
+        """Deliver a model's ``model.delta`` at once (from the thread the model runs on)."""
+        host = self.host
+        host.post(host.router.count_events, 1)
+        host.bus_ref.tell(encode(Publish(events=[event])))
+
+    def _dispatch(
+        self,
+        current: _Run,
+        fn: Callable[..., Any],
+        *args: Any,
+        var: tuple[ContextVar[Any], Any] | None = None,
+    ) -> None:
+        """Start a callback; its outcome returns inside an EffectDone message.
+
+        ``var`` is a context variable to set while the callback runs (its tool or model context).
+        """
         self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
         deliver = _Deliver(self.host, self.actor_ref, current.run.run_id, token)
         current.task = None
         if _is_async(fn):
-            current.task = self.host.spawn(fn, args, deliver)
+            context = None
+            if var is not None:
+                context = copy_context()
+                context.run(var[0].set, var[1])
+            current.task = self.host.spawn(fn, args, deliver, context)
         else:
-            self.host.io_pool.submit(_call_sync, (self.host, fn, args, deliver), _Finish(deliver))
+            self.host.io_pool.submit(
+                _call_sync, (self.host, fn, args, deliver, var), _Finish(deliver)
+            )
 
 
 _PENDING = object()
@@ -393,11 +418,26 @@ def _tell_deadline(host: SessionHost, ref: pykka.ActorRef[Any], run_id: str) -> 
 
 
 def _call_sync(
-    host: SessionHost, fn: Callable[..., Any], args: tuple[Any, ...], deliver: Any
+    host: SessionHost,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    deliver: Any,
+    var: tuple[ContextVar[Any], Any] | None,
 ) -> Any:
-    value = fn(*args)
+    if var is None:
+        value = fn(*args)
+    else:
+        token = var[0].set(var[1])
+        try:
+            value = fn(*args)
+        finally:
+            var[0].reset(token)
     if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
-        host.spawn(_await, (value,), deliver)
+        context = None
+        if var is not None:
+            context = copy_context()
+            context.run(var[0].set, var[1])
+        host.spawn(_await, (value,), deliver, context)
         return _PENDING
     return value
 
