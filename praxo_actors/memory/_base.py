@@ -214,6 +214,26 @@ class StoreBase(abc.ABC):
             self._check_open()
             self._write_many(checked, self._clock())
 
+    def apply(
+        self,
+        puts: Iterable[tuple[Sequence[str], str, dict[str, Any]]],
+        deletes: Iterable[tuple[Sequence[str], str]] = (),
+    ) -> None:
+        """Store ``puts`` and remove ``deletes`` together: one transaction where the backend has
+        them (SQLite), so a reader sees all of it or none.
+
+        Raises:
+            MemoryStoreError: as :meth:`put` and :meth:`delete`, for the first bad entry;
+                nothing is changed.
+        """
+        checked = [
+            (check_namespace(ns), check_key(key), encode_value(value)) for ns, key, value in puts
+        ]
+        removed = [(check_namespace(ns), check_key(key)) for ns, key in deletes]
+        with self._lock:
+            self._check_open()
+            self._apply(checked, removed, self._clock())
+
     def get(self, namespace: Sequence[str], key: str) -> Item | None:
         """Return the item under ``namespace`` and ``key``, or None when there is none.
 
@@ -348,6 +368,18 @@ class StoreBase(abc.ABC):
         """Write several rows; a backend with transactions makes it one."""
         for namespace, key, text in rows:
             self._write(namespace, key, text, now_ns)
+
+    def _apply(
+        self,
+        rows: list[tuple[Namespace, str, str]],
+        deletes: list[tuple[Namespace, str]],
+        now_ns: int,
+    ) -> None:
+        """Write rows and remove others; a backend with transactions makes it one."""
+        if rows:
+            self._write_many(rows, now_ns)
+        for namespace, key in deletes:
+            self._remove(namespace, key)
 
     def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
         """Return one row (or None) per key; a backend with queries makes it one."""

@@ -127,6 +127,26 @@ class SQLiteStore(StoreBase):
             raise
         self._conn.execute("COMMIT")
 
+    def _apply(
+        self,
+        rows: list[tuple[Namespace, str, str]],
+        deletes: list[tuple[Namespace, str]],
+        now_ns: int,
+    ) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(
+                _UPSERT, [(_encode_ns(ns), key, text, now_ns, now_ns) for ns, key, text in rows]
+            )
+            self._conn.executemany(
+                f"DELETE FROM {_TABLE} WHERE namespace = ? AND key = ?",
+                [(_encode_ns(ns), key) for ns, key in deletes],
+            )
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
         found = self._conn.execute(
             f"SELECT value, created_ns, updated_ns FROM {_TABLE} WHERE namespace = ? AND key = ?",

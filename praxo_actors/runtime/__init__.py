@@ -5,6 +5,7 @@ from __future__ import annotations
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._mn import MNActor
+from praxo_actors.runtime._restore import read_session
 from praxo_actors.runtime._run_future import RunFuture
 from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
 from praxo_actors.runtime._sched import (
@@ -36,4 +37,5 @@ __all__ = [
     "SubscriptionStatistics",
     "blocking",
     "default_scheduler",
+    "read_session",
 ]

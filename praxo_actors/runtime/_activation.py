@@ -17,8 +17,9 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._protocol import Checkpoints, LoadCheckpoints, decode, encode
+from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session import SessionActor
 from supervisors import ChildSpec, SupervisorError
 
@@ -42,7 +43,7 @@ class _Batch:
 
     def __init__(self, items: list[_Item]) -> None:
         self.items = items
-        self.documents: list[str | None] | PraxoError | None = None
+        self.documents: list[StoredSession | None] | PraxoError | None = None
         self.refs: list[pykka.ActorRef[Any] | SupervisorError] | None = None
         self.done = False
         self.timer: Any = None
@@ -79,9 +80,7 @@ class Activator:
         ids = [session_id for session_id, _ in batch.items]
         try:
             # The store actors answer with an MNFuture, which takes a done callback.
-            read = cast(
-                "MNFuture[Any]", host.store_ref.ask(encode(LoadCheckpoints(ids)), block=False)
-            )
+            read = cast("MNFuture[Any]", host.store_ref.ask(encode(LoadSessions(ids)), block=False))
         except pykka.ActorDeadError:
             self._documents(batch, PraxoError("RUNTIME_STOPPED", "the store has stopped"))
         else:
@@ -115,12 +114,12 @@ class Activator:
         except Exception as exc:  # the store actor failed or stopped
             self._documents(batch, PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}"))
             return
-        if not isinstance(reply, Checkpoints):
+        if not isinstance(reply, Sessions):
             self._documents(batch, PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply"))
             return
-        self._documents(batch, reply.documents)
+        self._documents(batch, reply.states)
 
-    def _documents(self, batch: _Batch, documents: list[str | None] | PraxoError) -> None:
+    def _documents(self, batch: _Batch, documents: list[StoredSession | None] | PraxoError) -> None:
         batch.documents = documents
         self._finish(batch)
 

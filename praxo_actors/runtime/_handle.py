@@ -12,7 +12,6 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import new_run_id
-from praxo_actors.core import load_checkpoint
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
 from praxo_actors.runtime._futures import MNFuture
@@ -20,10 +19,12 @@ from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
     History,
-    LoadCheckpoint,
+    LoadSessions,
+    Sessions,
     decode,
     encode,
 )
+from praxo_actors.runtime._restore import revive
 from praxo_actors.runtime._router import _fail
 from praxo_actors.runtime._run_future import RunFuture
 
@@ -221,15 +222,16 @@ class SessionHandle:
 
     def _store_ask(self) -> pykka.Future[Any]:
         try:
-            return self._runtime._host.store_ref.ask(encode(LoadCheckpoint(self.id)), block=False)
+            return self._runtime._host.store_ref.ask(encode(LoadSessions([self.id])), block=False)
         except pykka.ActorDeadError:
             raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
 
-    def _from_checkpoint(self, document: str | None) -> list[Message]:
-        if document is None:
-            return []
+    def _from_checkpoint(self, reply: Any) -> list[Message]:
+        decoded = decode(reply)
+        if not isinstance(decoded, Sessions):
+            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
         host = self._runtime._host
-        session = load_checkpoint(document.encode(), allowed_types=host.allowed_types, key=host.key)
+        session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
 
     def stop(self, timeout: float = 5.0) -> bool:

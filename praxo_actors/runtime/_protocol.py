@@ -14,22 +14,26 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.memory._log import Commit, JournalAppend, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
 __all__ = [
     "CancelRun",
-    "Checkpoints",
+    "CommitRun",
     "Crash",
     "EffectDone",
     "FlushCheckpoints",
     "GetHistory",
     "History",
-    "LoadCheckpoint",
-    "LoadCheckpoints",
+    "JournalEffect",
+    "Journaled",
+    "LoadResults",
+    "LoadSessions",
     "Outcome",
     "Publish",
     "Raised",
     "Restore",
+    "Results",
     "Returned",
     "ReturnedModelError",
     "ReturnedObject",
@@ -37,7 +41,7 @@ __all__ = [
     "ReturnedToolError",
     "RunDeadline",
     "RuntimeMessage",
-    "SaveCheckpoint",
+    "Sessions",
     "StartRun",
     "decode",
     "decode_outcome",
@@ -137,9 +141,21 @@ class EffectDone(_Msg, frozen=True, tag="effect_done"):
 
 
 class Restore(_Msg, frozen=True, tag="restore"):
-    """The session's checkpoint document (None: a new session); the first thing it handles."""
+    """The session's stored log (None: a new session); the first thing it handles.
 
-    document: str | None
+    ``min_version`` is the log version this runtime last saw the session commit: an older log
+    is a rollback (``CHECKPOINT_STALE``).
+    """
+
+    state: StoredSession | None
+    min_version: int = 0
+
+
+class Journaled(_Msg, frozen=True, tag="journaled"):
+    """The store holds the first ``entries`` journal entries of durable run ``run_id``."""
+
+    run_id: str
+    entries: int
 
 
 class GetHistory(_Msg, frozen=True, tag="get_history"):
@@ -164,34 +180,44 @@ class Publish(_Msg, frozen=True, tag="publish"):
     events: list[Event]
 
 
-class SaveCheckpoint(_Msg, frozen=True, tag="save_checkpoint"):
-    """Store a session checkpoint document (JSON text) in the memory store."""
+class CommitRun(_Msg, frozen=True, tag="commit_run"):
+    """Write a session's change (a run's record, result, journal drop) to the session log."""
 
-    session_id: str
-    document: str
-    run_id: str | None = None
+    commit: Commit
+
+
+class JournalEffect(_Msg, frozen=True, tag="journal_effect"):
+    """Journal a durable run's completed effect (or its start) before its next step."""
+
+    append: JournalAppend
 
 
 class FlushCheckpoints(_Msg, frozen=True, tag="flush_checkpoints"):
-    """Write the checkpoints the store actor has gathered, in one transaction."""
+    """Write the commits and journal entries the store actor has gathered, in one change."""
 
 
-class LoadCheckpoint(_Msg, frozen=True, tag="load_checkpoint"):
-    """Ask the memory store for a session's checkpoint document (reply: str or None)."""
-
-    session_id: str
-
-
-class LoadCheckpoints(_Msg, frozen=True, tag="load_checkpoints"):
-    """Ask the memory store for many sessions' checkpoints at once (reply: Checkpoints)."""
+class LoadSessions(_Msg, frozen=True, tag="load_sessions"):
+    """Ask the store actor for many sessions' logs at once (reply: :class:`Sessions`)."""
 
     session_ids: list[str]
 
 
-class Checkpoints(_Msg, frozen=True, tag="checkpoints"):
-    """The store's reply to :class:`LoadCheckpoints`: one document (or None) per session id."""
+class Sessions(_Msg, frozen=True, tag="sessions"):
+    """The store's reply to :class:`LoadSessions`: one stored log (or None) per session id."""
 
-    documents: list[str | None]
+    states: list[StoredSession | None]
+
+
+class LoadResults(_Msg, frozen=True, tag="load_results"):
+    """Ask for the kept results of a session's last runs (reply: :class:`Results`)."""
+
+    session_id: str
+
+
+class Results(_Msg, frozen=True, tag="results"):
+    """The store's reply to :class:`LoadResults`: result documents (JSON text)."""
+
+    documents: list[str]
 
 
 RuntimeMessage = (
@@ -204,11 +230,14 @@ RuntimeMessage = (
     | History
     | Crash
     | Publish
-    | SaveCheckpoint
+    | Journaled
+    | CommitRun
+    | JournalEffect
     | FlushCheckpoints
-    | LoadCheckpoint
-    | LoadCheckpoints
-    | Checkpoints
+    | LoadSessions
+    | Sessions
+    | LoadResults
+    | Results
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -13,6 +13,7 @@ meanwhile wait in its backlog and are sent, in order, right after its :class:`Re
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections import OrderedDict
@@ -31,8 +32,9 @@ from praxo_actors._errors import (
     SessionOverloadedError,
 )
 from praxo_actors._log import get_logger
+from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._protocol import CancelRun, Restore, StartRun, encode
+from praxo_actors.runtime._protocol import CancelRun, Journaled, Restore, StartRun, encode
 from praxo_actors.runtime._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -121,6 +123,11 @@ class Router:
         # entry: the run is committed, so its outcome is the store's even if its session stops.
         self.results: dict[str, RunResult] = {}
         self.user_stops: set[str] = set()
+        # Sessions stopped to reload after a refused commit: the code their pending runs get.
+        self.reloads: dict[str, str] = {}
+        # The log version each session had when its actor stopped: restoring an older one is a
+        # rollback of the store (CHECKPOINT_STALE).
+        self.versions: dict[str, int] = {}
         self.counters = _Counters()
         self.stopping = False
 
@@ -231,31 +238,59 @@ class Router:
             _fail(future, error)
 
     def completed(self, run_id: str, result: RunResult, save: bytes) -> None:
-        """Hold a completed run's result and send its checkpoint (``save``) to the store.
+        """Hold a completed run's result and send its commit (``save``) to the store.
 
         Both here, in this order, so that the store's acknowledgement always finds the result.
         """
         if run_id in self.pending:
             self.results[run_id] = result
-        try:
-            self.store_ref.tell(save)
-        except pykka.ActorDeadError:
-            self.saved([run_id], "STORE_FAILED")
+        self.to_store(save, run_id)
 
-    def saved(self, run_ids: list[str | None], error: str | None) -> None:
-        """Settle the runs whose checkpoints the store wrote (or failed to write)."""
-        for run_id in run_ids:
+    def to_store(self, message: bytes, run_id: str | None = None) -> None:
+        """Send a commit or journal write to the store actor (a dead one fails the run)."""
+        try:
+            self.store_ref.tell(message)
+        except pykka.ActorDeadError:
+            if run_id is not None:
+                self.saved([(run_id, "STORE_FAILED")], [])
+
+    def saved(
+        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+    ) -> None:
+        """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
+
+        A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
+        (another writer): the session reloads from the store, and its runs still pending fail
+        with that code too (they were built on the stale state).
+        """
+        for run_id, error in runs:
             if run_id is None:
                 continue
             result = self.results.pop(run_id, None)
             if error is not None or result is None:
+                future = self.pending.get(run_id)
                 self.failed(
-                    run_id, PraxoError(error or "STORE_FAILED", "the checkpoint was not stored")
+                    run_id, PraxoError(error or "STORE_FAILED", "the run was not committed")
                 )
+                if future is not None and error is not None:
+                    self._reload(future.session_id, error)
                 continue
             future = self._take(run_id, completed=True)
             if future is not None:
                 future.set(result)
+        for session_id, run_id, entries in journaled:
+            entry = self.live.get(session_id)
+            if entry is not None and entry.ref is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    entry.ref.tell(encode(Journaled(run_id, entries)))
+
+    def _reload(self, session_id: str, code: str) -> None:
+        """Stop a session whose state in memory is not the store's: its next run restores it."""
+        entry = self.live.get(session_id)
+        if entry is None or entry.ref is None:
+            return
+        self.reloads[session_id] = code
+        entry.ref.stop(block=False)
 
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""
@@ -264,9 +299,9 @@ class Router:
     # -- activation, passivation, stops -----------------------------------------------------
 
     def activated(
-        self, session_id: str, entry: _Entry, ref: pykka.ActorRef[Any], document: str | None
+        self, session_id: str, entry: _Entry, ref: pykka.ActorRef[Any], state: StoredSession | None
     ) -> None:
-        """Give an activated session its checkpoint and the runs that waited for it."""
+        """Give an activated session its stored log and the runs that waited for it."""
         if self.live.get(session_id) is not entry:
             # Abandoned meanwhile (its runs failed, or the runtime is stopping).
             ref.stop(block=False)
@@ -274,7 +309,7 @@ class Router:
         entry.ref = ref
         self.counters.activations += 1
         backlog, entry.backlog = entry.backlog or [], None
-        self._send(ref, "", encode(Restore(document)))
+        self._send(ref, "", encode(Restore(state, self.versions.get(session_id, 0))))
         for run_id, message in backlog:
             self._send(ref, run_id, message)
         self._wake(entry, ref)
@@ -357,9 +392,14 @@ class Router:
         entry.ref.stop(block=False)
         return entry.ref
 
-    def session_down(self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool) -> None:
+    def session_down(
+        self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool, version: int = 0
+    ) -> None:
         """Settle every run a stopped actor leaves behind, and forget its entry."""
         by_user = session_id in self.user_stops
+        reload_code = self.reloads.pop(session_id, None)
+        if version > self.versions.get(session_id, 0) and reload_code is None:
+            self.versions[session_id] = version
         entry = self.live.get(session_id)
         if entry is None or entry.ref is not ref:
             return
@@ -371,6 +411,8 @@ class Router:
         left = [run_id for run_id in entry.runs if run_id not in self.results]
         if self.stopping:
             code = "RUNTIME_STOPPED"
+        elif reload_code is not None:
+            code = reload_code
         elif by_user and not crashed:
             code = "AGENT_CANCELLED"
         else:  # it crashed, or its supervisor stopped it (a restart of the runtime's tree)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import AgentError, CheckpointError, PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import (
     AgentRun,
     BeginStep,
@@ -39,12 +39,13 @@ from praxo_actors.agent import (
 )
 from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._machine import RunInterrupted
-from praxo_actors.core import dump_checkpoint, load_checkpoint
+from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._outcome import effect_done, unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,
+    CommitRun,
     Crash,
     EffectDone,
     GetHistory,
@@ -52,11 +53,11 @@ from praxo_actors.runtime._protocol import (
     Publish,
     Restore,
     RunDeadline,
-    SaveCheckpoint,
     StartRun,
     decode,
     encode,
 )
+from praxo_actors.runtime._restore import LogPosition, result_document, revive, run_commit
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._host import SessionHost
@@ -127,6 +128,7 @@ class SessionActor(MNActor):
         self.host = host
         self.session_id = session_id
         self.session: Session | None = None  # None until the Restore message
+        self.position: LogPosition | None = None  # where the session stands in its log
         self.stash: list[Any] | None = None
         # A list, not a deque: an idle session's empty deque would cost 600 bytes.
         self.queue: list[StartRun] = []
@@ -140,12 +142,19 @@ class SessionActor(MNActor):
     def on_failure(self, *_exc_info: Any) -> None:
         """Abandon the run in flight; the router fails this session's pending runs."""
         self._abandon()
-        self.host.post(self.host.router.session_down, self.session_id, self.actor_ref, True)
+        self.host.post(
+            self.host.router.session_down, self.session_id, self.actor_ref, True, self._version()
+        )
 
     def on_stop(self) -> None:
         """Abandon whatever is left (a forced stop); the router fails those runs."""
         self._abandon()
-        self.host.post(self.host.router.session_down, self.session_id, self.actor_ref, False)
+        self.host.post(
+            self.host.router.session_down, self.session_id, self.actor_ref, False, self._version()
+        )
+
+    def _version(self) -> int:
+        return 0 if self.position is None else self.position.version
 
     def _abandon(self) -> None:
         if self.current is not None:
@@ -188,30 +197,22 @@ class SessionActor(MNActor):
                 if self.session is None:
                     return None  # not restored yet: the caller reads the checkpoint instead
                 return encode(History(messages=list(self.session.messages)))
-            case Restore(document=document):
-                self._restore(document)
+            case Restore(state=state, min_version=min_version):
+                self._restore(state, min_version)
             case Crash(reason=reason):
                 raise SessionCrashedError("SESSION_CRASHED", reason)
             case other:
                 raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"session got {type(other).__name__}")
         return None
 
-    def _restore(self, document: str | None) -> None:
+    def _restore(self, state: StoredSession | None, min_version: int) -> None:
         if self.session is not None:
             raise PraxoError("PROTOCOL_INVALID_MESSAGE", "the session is restored already")
         host = self.host
         try:
-            if document is None:
-                session = Session(id=self.session_id)
-            else:
-                session = load_checkpoint(
-                    document.encode(), allowed_types=host.allowed_types, key=host.key
-                )
-                if session.id != self.session_id:
-                    raise CheckpointError(
-                        "CHECKPOINT_INVALID",
-                        f"the checkpoint stored for {self.session_id!r} is {session.id!r}'s",
-                    )
+            session, position = revive(
+                state, self.session_id, host.allowed_types, host.key, min_version
+            )
         except PraxoError as exc:
             # Not a crash: the actor is fine, its stored state is not. The router fails the
             # runs routed here with this code; the next run tries again.
@@ -219,6 +220,7 @@ class SessionActor(MNActor):
             self.stop()
             return
         self.session = session
+        self.position = position
         stash, self.stash = self.stash, None
         for message in stash or ():
             self.on_receive(message)
@@ -273,7 +275,13 @@ class SessionActor(MNActor):
 
     def _failed(self, run_id: str, error: BaseException) -> None:
         self._disarm(run_id)
-        self.host.post(self.host.router.failed, run_id, error)
+        host = self.host
+        host.post(host.router.failed, run_id, error)
+        # Kept for handle.result(run_id): the last runs' outcomes, failures too.
+        document = result_document(None, error, run_id)
+        if document is not None:
+            commit = Commit(self.session_id, run_id=run_id, result=document)
+            host.post(host.router.to_store, encode(CommitRun(commit)))
 
     def _disarm(self, run_id: str) -> None:
         timers = self._timers
@@ -353,16 +361,16 @@ class SessionActor(MNActor):
         result = current.run.result
         self._publish(current)
         self.current = None
+        assert self.session is not None and self.position is not None
         try:
-            document = dump_checkpoint(result.session, key=host.key).decode()
+            commit = run_commit(self.position, self.session, result, host.key)
         except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
             self._failed(result.run_id, exc)
             self._start_next()
             return
-        self.session = result.session  # commit: the run completed and can be checkpointed
+        self.session = result.session  # commit: the run completed and its record is written
         self._disarm(result.run_id)
-        save = encode(SaveCheckpoint(self.session_id, document, run_id=result.run_id))
-        host.post(host.router.completed, result.run_id, result, save)
+        host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
 
     def _publish(self, current: _Run) -> None:

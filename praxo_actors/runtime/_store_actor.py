@@ -1,20 +1,20 @@
-"""The memory store actor: the one writer of session checkpoints.
+"""The memory store actor: the one writer of the session log.
 
-All checkpoint writes and reads go through this actor's mailbox, so for any session a read
-(a session being restored) sees every write sent before it (a session's earlier runs).
+All log writes and reads go through this actor's mailbox, and a read first writes what is
+gathered, so a session being restored sees every commit sent before it (its earlier runs).
 
 Where it runs depends on the store. A store whose calls block (SQLite's fsync, any store of
 yours) gets a :class:`StoreActor`, a ``ThreadingActor``: its calls block only its own thread.
 The in-memory store never blocks, so it gets a :class:`LoopStoreActor`, an M:N actor on the
 runtime's event loop: a run on it then completes without leaving the loop thread.
 
-Writes are group-committed: a :class:`SaveCheckpoint` is gathered, and the first one of a burst
-sends the actor a :class:`FlushCheckpoints` message, which therefore arrives after every save
-already queued and writes them all in one transaction (with SQLite's ``synchronous=FULL``, one
-fsync of ~3 ms for the burst instead of one per run). A run's future completes only after the
-flush that holds its checkpoint. Both kinds answer asks with an
-:class:`~praxo_actors.runtime.MNFuture`, so the router can take a reply as a callback instead
-of a waiting thread.
+Writes are group-committed: a :class:`CommitRun` or :class:`JournalEffect` is gathered, and the
+first one of a burst sends the actor a :class:`FlushCheckpoints` message, which therefore arrives
+after every write already queued and applies them all in one change (with SQLite's
+``synchronous=FULL``, one fsync of ~3 ms for the burst instead of one per run). A run's future
+completes, and a durable run takes its next step, only after the flush that holds its write.
+Both kinds answer asks with an :class:`~praxo_actors.runtime.MNFuture`, so the router can take
+a reply as a callback instead of a waiting thread.
 """
 
 from __future__ import annotations
@@ -26,14 +26,17 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.memory._log import Commit, JournalAppend, SessionLog
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._protocol import (
-    Checkpoints,
+    CommitRun,
     FlushCheckpoints,
-    LoadCheckpoint,
-    LoadCheckpoints,
-    SaveCheckpoint,
+    JournalEffect,
+    LoadResults,
+    LoadSessions,
+    Results,
+    Sessions,
     decode,
     encode,
 )
@@ -41,13 +44,14 @@ from praxo_actors.runtime._protocol import (
 __all__ = ["CHECKPOINT_NAMESPACE", "LoopStoreActor", "StoreActor"]
 
 CHECKPOINT_NAMESPACE = ("praxo", "sessions")
-"""The memory-store namespace that holds one checkpoint document per session id."""
+"""The memory-store namespace that holds each session's snapshot (see the session log)."""
 
 logger = get_logger("praxo_actors.runtime")
 
 _FLUSH = encode(FlushCheckpoints())
 
-Saved = Callable[[list[str | None], str | None], None]
+# (run id, error code or None) per commit; (session id, run id, entries) per journal write.
+Saved = Callable[[list[tuple[str | None, str | None]], list[tuple[str, str, int]]], None]
 
 
 class _StoreLogic:
@@ -58,10 +62,10 @@ class _StoreLogic:
     def __init__(self, store: Any, on_saved: Saved) -> None:
         super().__init__()
         self.store = store
+        self.log = SessionLog(store)
         self._on_saved = on_saved
-        # session id -> latest document; run ids in arrival order (a session may save twice).
-        self._gathered: dict[str, str] = {}
-        self._runs: list[str | None] = []
+        self._commits: list[Commit] = []
+        self._appends: list[JournalAppend] = []
         self.saves = 0
         self.flushes = 0
 
@@ -70,71 +74,79 @@ class _StoreLogic:
         return MNFuture()
 
     def on_receive(self, message: Any) -> Any:
-        """Handle saves (tell), flushes, and checkpoint loads (ask)."""
+        """Handle commits and journal writes (tell), flushes, and loads (ask)."""
         match decode(message):
-            case SaveCheckpoint(session_id=sid, document=document, run_id=run_id):
-                if not self._runs:
-                    self.actor_ref.tell(_FLUSH)
-                self._gathered[sid] = document
-                self._runs.append(run_id)
+            case CommitRun(commit=commit):
+                self._gather()
+                self._commits.append(commit)
+                return None
+            case JournalEffect(append=append):
+                self._gather()
+                self._appends.append(append)
                 return None
             case FlushCheckpoints():
                 self._flush()
                 return None
-            case LoadCheckpoint(session_id=sid):
-                return self._load([sid])[0]
-            case LoadCheckpoints(session_ids=ids):
-                return encode(Checkpoints(self._load(ids)))
+            case LoadSessions(session_ids=ids):
+                self._flush()
+                return encode(Sessions(self.log.load(ids)))
+            case LoadResults(session_id=sid):
+                self._flush()
+                found = self.log.results(sid)
+                return encode(
+                    Results([d["result"] for d in found if isinstance(d.get("result"), str)])
+                )
             case other:
                 raise PraxoError(
                     "PROTOCOL_INVALID_MESSAGE", f"store actor got {type(other).__name__}"
                 )
 
-    def _load(self, ids: list[str]) -> list[str | None]:
-        gathered = self._gathered
-        missing = [sid for sid in ids if sid not in gathered]
-        found: dict[str, str | None] = {}
-        if missing:
-            get_many = getattr(self.store, "get_many", None)
-            if get_many is not None:
-                items = get_many(CHECKPOINT_NAMESPACE, missing)
-            else:
-                items = [self.store.get(CHECKPOINT_NAMESPACE, sid) for sid in missing]
-            for sid, item in zip(missing, items, strict=True):
-                document = None if item is None else item.value.get("checkpoint")
-                found[sid] = document if isinstance(document, str) else None
-        return [gathered[sid] if sid in gathered else found[sid] for sid in ids]
+    def _gather(self) -> None:
+        if not self._commits and not self._appends:
+            self.actor_ref.tell(_FLUSH)
 
     def _flush(self) -> None:
-        if not self._runs:
+        if not self._commits and not self._appends:
             return
-        gathered, runs = self._gathered, self._runs
-        self._gathered, self._runs = {}, []
-        entries = [
-            (CHECKPOINT_NAMESPACE, sid, {"checkpoint": doc}) for sid, doc in gathered.items()
-        ]
+        commits, appends = self._commits, self._appends
+        self._commits, self._appends = [], []
         error: str | None = None
+        applied: list[bool] = []
         try:
-            put_many = getattr(self.store, "put_many", None)
-            if put_many is not None:
-                put_many(entries)
-            else:
-                for namespace, key, value in entries:
-                    self.store.put(namespace, key, value)
-            self.saves += len(entries)
+            applied = self.log.write(commits, appends)
+            self.saves += len(commits)
             self.flushes += 1
         except PraxoError as exc:
             error = exc.code
         except Exception as exc:  # a failing store must not take the runtime down
-            logger.error("checkpoint_save_failed", sessions=len(entries), error=repr(exc))
+            logger.error("session_log_write_failed", commits=len(commits), error=repr(exc))
             error = "STORE_FAILED"
-        self._on_saved(runs, error)
+        self._report(commits, appends, applied, error)
+
+    def _report(
+        self,
+        commits: list[Commit],
+        appends: list[JournalAppend],
+        applied: list[bool],
+        error: str | None,
+    ) -> None:
+        runs = [
+            (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
+            for i, c in enumerate(commits)
+        ]
+        # A journal write that failed reports -1 entries: the durable run fails STORE_FAILED.
+        journaled = [
+            (a.session_id, a.pending.run_id, a.pending.entries if error is None else -1)
+            for a in appends
+        ]
+        self._on_saved(runs, journaled)
 
     def on_failure(self, *_exc_info: Any) -> None:
-        """Fail the runs whose checkpoints were gathered but not written (this actor crashed)."""
-        runs, self._runs, self._gathered = self._runs, [], {}
-        if runs:
-            self._on_saved(runs, "STORE_FAILED")
+        """Fail the runs whose commits were gathered but not written (this actor crashed)."""
+        commits, appends = self._commits, self._appends
+        self._commits, self._appends = [], []
+        if commits or appends:
+            self._report(commits, appends, [], "STORE_FAILED")
 
     def on_stop(self) -> None:
         """Write what is gathered (the runtime closes a store it opened, after the tree)."""

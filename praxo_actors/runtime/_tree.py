@@ -73,8 +73,10 @@ class Tree:
             name="praxo-runtime",
         )
 
-    def _saved(self, run_ids: list[str | None], error: str | None) -> None:
-        self.host.post(self.router.saved, run_ids, error)
+    def _saved(
+        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+    ) -> None:
+        self.host.post(self.router.saved, runs, journaled)
 
     def _start_bus(self) -> pykka.ActorRef[Any]:
         ref: pykka.ActorRef[Any] = EventBus.start(self.bus)

@@ -42,9 +42,8 @@ def test_a_script_without_stop_exits_and_keeps_its_runs(tmp_path: Path) -> None:
         """
         import sys
         from praxo_actors.memory import SQLiteStore
-        from praxo_actors.core import load_checkpoint
-        item = SQLiteStore(sys.argv[1]).get(("praxo", "sessions"), "s")
-        print([m.content for m in load_checkpoint(item.value["checkpoint"].encode()).messages])
+        from praxo_actors.runtime import read_session
+        print([m.content for m in read_session(SQLiteStore(sys.argv[1]), "s").messages])
         """
     )
     stored = subprocess.run(

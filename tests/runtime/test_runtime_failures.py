@@ -25,10 +25,10 @@ class FailingStore(InMemoryStore):
 
     broken = False
 
-    def put_many(self, entries: Any) -> None:
+    def apply(self, puts: Any, deletes: Any = ()) -> None:
         if self.broken:
             raise OSError("disk full")
-        super().put_many(entries)
+        super().apply(puts, deletes)
 
 
 def test_bad_checkpoint_settings_are_refused(runtime: Start) -> None:

@@ -15,6 +15,7 @@ from _runtime_helpers import TIMEOUT, contents, echo_agent, wait_until
 from praxo_actors import PraxoError
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent import ToolError
+from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import (
     Event,
     ModelError,
@@ -25,17 +26,20 @@ from praxo_actors.models import (
 from praxo_actors.runtime import Runtime
 from praxo_actors.runtime._protocol import (
     CancelRun,
-    Checkpoints,
+    CommitRun,
     Crash,
     EffectDone,
     FlushCheckpoints,
     GetHistory,
     History,
-    LoadCheckpoint,
-    LoadCheckpoints,
+    Journaled,
+    JournalEffect,
+    LoadResults,
+    LoadSessions,
     Publish,
     Raised,
     Restore,
+    Results,
     Returned,
     ReturnedModelError,
     ReturnedObject,
@@ -43,7 +47,7 @@ from praxo_actors.runtime._protocol import (
     ReturnedToolError,
     RunDeadline,
     RuntimeMessage,
-    SaveCheckpoint,
+    Sessions,
     StartRun,
     decode,
     decode_outcome,
@@ -60,17 +64,20 @@ SAMPLES = [
     CancelRun("run-1", hard=True),
     RunDeadline("run-1"),
     EffectDone("run-1", 7, msgspec.Raw(encode_outcome(Returned({"rows": [1]})))),
-    Restore('{"format":"praxo.checkpoint"}'),
+    Restore(StoredSession('{"format":"praxo.checkpoint"}', 0, ["{}"], 1), min_version=1),
     Restore(None),
+    Journaled("run-1", 2),
     GetHistory(),
     History([message_user("hi"), message_assistant("hello")]),
     Crash("boom"),
     Publish([Event("run.started", "run-1", "s1", 0, 42, {"input": "hi"})]),
-    SaveCheckpoint("s1", '{"format":"praxo.checkpoint"}', run_id="run-1"),
+    CommitRun(Commit("s1", expected=3, run_id="run-1", record="{}", result="{}")),
+    JournalEffect(JournalAppend("s1", PendingRun("run-1", "default", "hi", entries=1), "{}")),
     FlushCheckpoints(),
-    LoadCheckpoint("s1"),
-    LoadCheckpoints(["s1", "s2"]),
-    Checkpoints(['{"format":"praxo.checkpoint"}', None]),
+    LoadSessions(["s1", "s2"]),
+    Sessions([StoredSession(None, 0, [], 0, pending=PendingRun("r", "a", "x")), None]),
+    LoadResults("s1"),
+    Results(["{}"]),
 ]
 
 

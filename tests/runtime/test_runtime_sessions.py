@@ -14,7 +14,7 @@ from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code, wa
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, AgentOptions, Tool, new_agent_options
-from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, dump_checkpoint, load_checkpoint
+from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES, dump_checkpoint
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.models import (
     ImageBlock,
@@ -28,7 +28,7 @@ from praxo_actors.models import (
     message_assistant,
     message_user,
 )
-from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.runtime import RunFuture, Runtime, read_session
 from praxo_actors.testing import FunctionModel, ScriptedModel
 
 Start = Callable[..., Runtime]
@@ -286,11 +286,11 @@ class _HeldStore(InMemoryStore):
         self.hold.set()
         self.waiting = threading.Event()
 
-    def put_many(self, entries: Any) -> None:
+    def apply(self, puts: Any, deletes: Any = ()) -> None:
         self.waiting.set()
         if not self.hold.wait(TIMEOUT):
             raise TimeoutError("the store was never released")
-        super().put_many(entries)
+        super().apply(puts, deletes)
 
 
 def test_run_committed_before_a_crash_still_completes(runtime: Start) -> None:
@@ -317,9 +317,7 @@ def test_every_run_writes_a_checkpoint(runtime: Start) -> None:
     handle = rt.session("s1")
     for n, text in enumerate(["a", "b"], start=1):
         handle.run(text).get(timeout=TIMEOUT)
-        item = rt.store.get(CHECKPOINTS, "s1")
-        assert item is not None
-        session = load_checkpoint(item.value["checkpoint"].encode())
+        session = read_session(rt.store, "s1")
         assert len(session.messages) == 2 * n
         assert session.messages[-1].content == text
 

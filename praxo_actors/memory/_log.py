@@ -1,0 +1,280 @@
+"""The session log kept in a memory store: snapshots, run records, run journals and results.
+
+Per session id ``s``, in the store's documents (namespace / key → value):
+
+- ``praxo/heads / s`` → ``{"version": v, "base": b, "results": n}``: the log's position. ``v``
+  counts the committed runs; absent, the session is at its snapshot's version.
+- ``praxo/sessions / s`` → ``{"checkpoint": <snapshot>, "version": b}``: the session as of
+  version ``b`` (a 0.1 checkpoint document, with no ``version``, is a snapshot at 0).
+- ``praxo/records / s#k`` → ``{"record": <record>}`` for ``b < k <= v``: the messages run ``k``
+  added. A commit writes one record and the head, so it costs what the run added, not what the
+  session holds; a compaction writes a new snapshot and drops the records it covers.
+- ``praxo/pending / s`` → the durable run in progress and ``praxo/journal / s#i`` its completed
+  effects, dropped by the commit that ends the run.
+- ``praxo/results / s#j`` → the last 100 runs' results, slot ``j = n mod 100``.
+
+Every change of one session — record, head, journal drop, result — is one :meth:`Store.apply`
+(one transaction with SQLite), and commits are *versioned*: a commit names the version it was
+built on and is refused with ``SESSION_CONFLICT`` when the log has moved on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "RESULTS_KEPT",
+    "Commit",
+    "JournalAppend",
+    "PendingRun",
+    "SessionLog",
+    "StoredSession",
+]
+
+HEADS = ("praxo", "heads")
+SNAPSHOTS = ("praxo", "sessions")
+RECORDS = ("praxo", "records")
+PENDING = ("praxo", "pending")
+JOURNAL = ("praxo", "journal")
+RESULTS = ("praxo", "results")
+
+RESULTS_KEPT = 100
+"""How many runs' results each session keeps for ``handle.result``."""
+
+
+class PendingRun(msgspec.Struct, frozen=True):
+    """A durable run that started and has not ended: what is needed to run it again."""
+
+    run_id: str
+    agent: str
+    input: str
+    entries: int = 0
+    resumes: int = 0
+
+
+class StoredSession(msgspec.Struct, frozen=True):
+    """What the log holds for one session (documents still to be verified and revived)."""
+
+    snapshot: str | None = None
+    base: int = 0
+    records: list[str] = []
+    version: int = 0
+    results: int = 0
+    pending: PendingRun | None = None
+    journal: list[str] = []
+
+
+class Commit(msgspec.Struct, frozen=True):
+    """One session's change: a run's record (versioned), a result, a journal to drop.
+
+    With ``record`` set the commit is versioned: it applies only if the log is at ``expected``,
+    and moves it to ``expected + 1``. ``snapshot`` (with ``record``) replaces the snapshot at
+    that new version and drops every record it covers.
+    """
+
+    session_id: str
+    expected: int = 0
+    run_id: str | None = None
+    record: str | None = None
+    snapshot: str | None = None
+    result: str | None = None
+    journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
+
+
+class JournalAppend(msgspec.Struct, frozen=True):
+    """Journal entry ``pending.entries - 1`` of a durable run (``entry`` None: the marker only)."""
+
+    session_id: str
+    pending: PendingRun
+    entry: str | None = None
+
+
+def _key(session_id: str, n: int) -> str:
+    # Unambiguous: ``n`` is all digits, so the last "#" ends the session id.
+    return f"{session_id}#{n}"
+
+
+class SessionLog:
+    """The session log over a memory store's documents (see the module docstring).
+
+    A store may implement the same methods natively (a server-side compare-and-set); this one
+    checks versions and writes under the store's lock, which makes it exact for every writer in
+    this process (another process is kept out by the runtime's file lease).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._lock = getattr(store, "_lock", None)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _get_many(self, namespace: tuple[str, ...], keys: list[str]) -> list[dict[str, Any] | None]:
+        if not keys:
+            return []
+        get_many = getattr(self.store, "get_many", None)
+        if get_many is not None:
+            items = get_many(namespace, keys)
+        else:
+            items = [self.store.get(namespace, key) for key in keys]
+        return [None if item is None else item.value for item in items]
+
+    def load(self, session_ids: Sequence[str]) -> list[StoredSession | None]:
+        """Return each session's stored state (None: nothing stored), in a few batched reads."""
+        ids = list(session_ids)
+        snaps = self._get_many(SNAPSHOTS, ids)
+        heads = self._get_many(HEADS, ids)
+        pendings = self._get_many(PENDING, ids)
+        record_keys: list[str] = []
+        journal_keys: list[str] = []
+        shapes: list[tuple[int, int, int, PendingRun | None]] = []
+        for sid, snap, head, pending_doc in zip(ids, snaps, heads, pendings, strict=True):
+            base = _int(snap, "version") if snap is not None else 0
+            version = _int(head, "version") if head is not None else base
+            base = _int(head, "base") if head is not None else base
+            results = _int(head, "results") if head is not None else 0
+            pending = _pending(pending_doc)
+            record_keys.extend(_key(sid, k) for k in range(base + 1, version + 1))
+            if pending is not None:
+                journal_keys.extend(_key(sid, i) for i in range(pending.entries))
+            shapes.append((base, version, results, pending))
+        records = iter(self._get_many(RECORDS, record_keys))
+        journal = iter(self._get_many(JOURNAL, journal_keys))
+        out: list[StoredSession | None] = []
+        for snap, head, (base, version, results, pending) in zip(snaps, heads, shapes, strict=True):
+            recs = [_text(next(records), "record") for _ in range(base + 1, version + 1)]
+            entries = [
+                _text(next(journal), "entry") for _ in range(pending.entries if pending else 0)
+            ]
+            if snap is None and head is None and pending is None:
+                out.append(None)
+                continue
+            document = snap.get("checkpoint") if snap is not None else None
+            out.append(
+                StoredSession(
+                    snapshot=document if isinstance(document, str) else None,
+                    base=base,
+                    records=recs,
+                    version=version,
+                    results=results,
+                    pending=pending,
+                    journal=entries,
+                )
+            )
+        return out
+
+    def pending_sessions(self) -> list[str]:
+        """Return the ids of sessions with a durable run in progress, in id order."""
+        search = getattr(self.store, "search", None)
+        if search is None:
+            return []
+        found: list[str] = []
+        offset = 0
+        while True:
+            page = search(PENDING, limit=1000, offset=offset)
+            found.extend(item.key for item in page)
+            if len(page) < 1000:
+                return found
+            offset += len(page)
+
+    def results(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the kept results of a session's last runs (any order)."""
+        slots = [_key(session_id, j) for j in range(RESULTS_KEPT)]
+        return [value for value in self._get_many(RESULTS, slots) if value is not None]
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(self, commits: Sequence[Commit], appends: Sequence[JournalAppend]) -> list[bool]:
+        """Apply journal appends and commits in one change; return, per commit, whether it applied.
+
+        A versioned commit whose ``expected`` is not the log's version is skipped (False); the
+        rest are written together (one transaction where the store has them).
+        """
+        if self._lock is None:
+            return self._write(commits, appends)
+        with self._lock:
+            return self._write(commits, appends)
+
+    def _write(self, commits: Sequence[Commit], appends: Sequence[JournalAppend]) -> list[bool]:
+        puts: list[tuple[tuple[str, ...], str, dict[str, Any]]] = []
+        deletes: list[tuple[tuple[str, ...], str]] = []
+        for append in appends:
+            sid, pending = append.session_id, append.pending
+            if append.entry is not None:
+                puts.append((JOURNAL, _key(sid, pending.entries - 1), {"entry": append.entry}))
+            puts.append((PENDING, sid, msgspec.to_builtins(pending)))
+        ids = list(dict.fromkeys(c.session_id for c in commits))
+        heads: dict[str, list[int]] = {}
+        if ids:
+            headless: list[str] = []
+            for sid, head in zip(ids, self._get_many(HEADS, ids), strict=True):
+                if head is None:
+                    headless.append(sid)  # new, or written by 0.1: at its snapshot's version
+                else:
+                    heads[sid] = [_int(head, "version"), _int(head, "base"), _int(head, "results")]
+            for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
+                base = _int(snap, "version") if snap is not None else 0
+                heads[sid] = [base, base, 0]
+        applied: list[bool] = []
+        touched: set[str] = set()
+        for commit in commits:
+            sid = commit.session_id
+            state = heads[sid]
+            version, base, results = state
+            if commit.record is not None:
+                if commit.expected != version:
+                    applied.append(False)
+                    continue
+                version += 1
+                if commit.snapshot is not None:
+                    puts.append(
+                        (SNAPSHOTS, sid, {"checkpoint": commit.snapshot, "version": version})
+                    )
+                    deletes.extend((RECORDS, _key(sid, k)) for k in range(base + 1, version))
+                    base = version
+                else:
+                    puts.append((RECORDS, _key(sid, version), {"record": commit.record}))
+            if commit.result is not None:
+                puts.append((RESULTS, _key(sid, results % RESULTS_KEPT), {"result": commit.result}))
+                results += 1
+            if commit.journal >= 0:
+                deletes.append((PENDING, sid))
+                deletes.extend((JOURNAL, _key(sid, i)) for i in range(commit.journal))
+            heads[sid] = [version, base, results]
+            touched.add(sid)
+            applied.append(True)
+        for sid in touched:
+            version, base, results = heads[sid]
+            puts.append((HEADS, sid, {"version": version, "base": base, "results": results}))
+        if puts or deletes:
+            apply = getattr(self.store, "apply", None)
+            if apply is not None:
+                apply(puts, deletes)
+            else:
+                for namespace, key, value in puts:
+                    self.store.put(namespace, key, value)
+                for namespace, key in deletes:
+                    self.store.delete(namespace, key)
+        return applied
+
+
+def _int(doc: dict[str, Any] | None, name: str) -> int:
+    value = None if doc is None else doc.get(name, 0)
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _text(doc: dict[str, Any] | None, name: str) -> str:
+    value = None if doc is None else doc.get(name)
+    # A missing or broken document revives as invalid JSON: the session refuses to restore.
+    return value if isinstance(value, str) else ""
+
+
+def _pending(doc: dict[str, Any] | None) -> PendingRun | None:
+    if doc is None:
+        return None
+    try:
+        return msgspec.convert(doc, PendingRun)
+    except msgspec.ValidationError:
+        return PendingRun(run_id="", agent="", input="", entries=0)

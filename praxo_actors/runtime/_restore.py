@@ -1,0 +1,179 @@
+"""Revive a session from its log (snapshot + run records), and write a run's commit.
+
+The session actor owns its log position: it restores with :func:`revive`, and after each run
+builds the :class:`~praxo_actors.memory._log.Commit` with :func:`run_commit`, which writes only
+the run's own messages unless the records have outgrown the snapshot (then a new snapshot, so
+that a restore reads at most about twice the session's size).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from praxo_actors._errors import CheckpointError
+from praxo_actors.core._checkpoint import DEFAULT_CHECKPOINT_TYPES
+from praxo_actors.core._log_docs import dump_record, dump_snapshot, load_record, load_snapshot
+from praxo_actors.memory._log import Commit, SessionLog, StoredSession
+from praxo_actors.models import RunResult, Session
+
+__all__ = ["LogPosition", "read_session", "result_document", "revive", "run_commit"]
+
+# A new snapshot once the records since the last one hold more bytes than it, or this many.
+MAX_RECORDS = 1000
+# Below this size a snapshot is cheaper than keeping records apart.
+SMALL_SNAPSHOT = 2048
+
+
+@dataclass(slots=True)
+class LogPosition:
+    """Where a live session stands in its log, and what its last snapshot costs to rewrite."""
+
+    version: int = 0
+    snapshot_bytes: int = 0
+    record_bytes: int = 0
+    records: int = 0
+
+
+def revive(
+    state: StoredSession | None,
+    session_id: str,
+    allowed_types: Collection[str],
+    key: bytes | None,
+    min_version: int = 0,
+) -> tuple[Session, LogPosition]:
+    """Return the session a stored log holds, and its position.
+
+    Raises:
+        CheckpointError: Any checkpoint code for a bad document; ``CHECKPOINT_STALE`` when the
+            log is older than ``min_version`` (a version this runtime saw committed).
+    """
+    if state is None:
+        session, position = Session(id=session_id), LogPosition()
+    else:
+        if state.snapshot is not None:
+            session, base = load_snapshot(state.snapshot, session_id, allowed_types, key)
+            if base != state.base:
+                raise CheckpointError(
+                    "CHECKPOINT_STALE",
+                    f"the snapshot of {session_id!r} is at version {base}, not {state.base}",
+                )
+        elif state.base != 0:
+            raise CheckpointError("CHECKPOINT_INVALID", f"the snapshot of {session_id!r} is gone")
+        else:
+            session = Session(id=session_id)
+        position = LogPosition(
+            version=state.version,
+            snapshot_bytes=len(state.snapshot or ""),
+            records=len(state.records),
+        )
+        if state.records:
+            messages = list(session.messages)
+            for seq, text in enumerate(state.records, state.base + 1):
+                messages.extend(load_record(text, session_id, seq, allowed_types, key))
+                position.record_bytes += len(text)
+            session = Session(session_id, messages, session.metadata)
+    if position.version < min_version:
+        raise CheckpointError(
+            "CHECKPOINT_STALE",
+            f"the log of {session_id!r} is at version {position.version}, "
+            f"older than version {min_version} committed before",
+        )
+    return session, position
+
+
+def run_commit(
+    position: LogPosition,
+    before: Session,
+    result: RunResult,
+    key: bytes | None,
+    journal: int = -1,
+) -> Commit:
+    """Return the commit of a completed run and move ``position`` past it.
+
+    Raises:
+        CheckpointError: ``CHECKPOINT_INVALID`` for a session that cannot be written.
+    """
+    after = result.session
+    old, new = before.messages, after.messages
+    n = len(old)
+    seq = position.version + 1
+    # The run added messages after the old ones, unless compaction rewrote the history (then
+    # only a snapshot can hold it). Messages are frozen: identity is equality here.
+    appended = len(new) >= n and (n == 0 or (new[0] is old[0] and new[n - 1] is old[n - 1]))
+    if appended and after.metadata is not before.metadata and after.metadata != before.metadata:
+        appended = False
+    record = dump_record(after.id, seq, result.run_id, new[n:] if appended else [], key)
+    snapshot = None
+    size = position.record_bytes + len(record)
+    if (
+        not appended
+        or position.records + 1 >= MAX_RECORDS
+        or (size > position.snapshot_bytes and size > SMALL_SNAPSHOT)
+    ):
+        snapshot = dump_snapshot(after, seq, key)
+    commit = Commit(
+        session_id=after.id,
+        expected=position.version,
+        run_id=result.run_id,
+        record=record,
+        snapshot=snapshot,
+        result=result_document(result),
+        journal=journal,
+    )
+    position.version = seq
+    if snapshot is None:
+        position.records += 1
+        position.record_bytes = size
+    else:
+        position.records = position.record_bytes = 0
+        position.snapshot_bytes = len(snapshot)
+    return commit
+
+
+def result_document(
+    result: RunResult | None, error: BaseException | None = None, run_id: str = ""
+) -> str | None:
+    """Return what ``handle.result`` gives back later: the result's fields or the error's code."""
+    doc: dict[str, object]
+    if result is not None:
+        doc = {
+            "run_id": result.run_id,
+            "output": result.output,
+            "structured": result.structured,
+            "steps": result.steps,
+            "model_calls": result.model_calls,
+            "tool_calls": result.tool_calls,
+            "usage": result.usage,
+        }
+    else:
+        code = getattr(error, "code", None) or "AGENT_CALLBACK_EXCEPTION"
+        doc = {
+            "run_id": run_id,
+            "error": {"code": code, "message": str(getattr(error, "message", error))[:2000]},
+        }
+    try:
+        return msgspec.json.encode(doc).decode()
+    except (TypeError, ValueError, msgspec.MsgspecError):
+        return None
+
+
+def read_session(
+    store: Any,
+    session_id: str,
+    *,
+    key: bytes | None = None,
+    allowed_types: Collection[str] = DEFAULT_CHECKPOINT_TYPES,
+) -> Session:
+    """Return the session a store's log holds for ``session_id`` (empty if none).
+
+    For tools and tests: a running runtime's own view is ``handle.history()``.
+
+    Raises:
+        CheckpointError: A stored document is invalid, forged (with ``key``) or not allowed.
+    """
+    state = SessionLog(store).load([session_id])[0]
+    return revive(state, session_id, allowed_types, key)[0]
