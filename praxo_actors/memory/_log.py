@@ -165,16 +165,19 @@ class SessionLog:
             )
         return out
 
-    def pending_sessions(self) -> list[str]:
-        """Return the ids of sessions with a durable run in progress, in id order."""
+    def pending(self) -> list[tuple[str, PendingRun]]:
+        """Return every session with a durable run in progress, and that run, in id order."""
         search = getattr(self.store, "search", None)
         if search is None:
             return []
-        found: list[str] = []
+        found: list[tuple[str, PendingRun]] = []
         offset = 0
         while True:
             page = search(PENDING, limit=1000, offset=offset)
-            found.extend(item.key for item in page)
+            for item in page:
+                pending = _pending(item.value)
+                if pending is not None and pending.run_id:
+                    found.append((item.key, pending))
             if len(page) < 1000:
                 return found
             offset += len(page)

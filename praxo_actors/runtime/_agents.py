@@ -27,6 +27,7 @@ class Agents:
     def __init__(self) -> None:
         self._factories: dict[str, Callable[[], AgentOptions]] = {}
         self._per_session: set[str] = set()
+        self._durable: set[str] = set()
         # agent name -> (options that emit events, options that do not)
         self._options: dict[str, tuple[AgentOptions, AgentOptions]] = {}
 
@@ -34,14 +35,21 @@ class Agents:
         return name in self._factories
 
     def register(
-        self, name: str, factory: Callable[[], AgentOptions], per_session: bool = False
+        self,
+        name: str,
+        factory: Callable[[], AgentOptions],
+        per_session: bool = False,
+        durable: bool = False,
     ) -> None:
-        """Register (or replace) an agent; ``per_session`` builds its options per session.
+        """Register (or replace) an agent; ``per_session`` builds its options per session,
+        ``durable`` journals its runs' effects.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, a non-callable factory or a
-                non-bool ``per_session``.
+                non-bool flag.
         """
+        if not isinstance(durable, bool):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "durable must be a bool")
         if not isinstance(name, str) or not name:
             raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
         if not callable(factory):
@@ -50,10 +58,15 @@ class Agents:
             raise PraxoError("RUNTIME_INVALID_CONFIG", "per_session must be a bool")
         self._factories[name] = factory
         self._options.pop(name, None)
-        if per_session:
-            self._per_session.add(name)
-        else:
-            self._per_session.discard(name)
+        for flag, names in ((per_session, self._per_session), (durable, self._durable)):
+            if flag:
+                names.add(name)
+            else:
+                names.discard(name)
+
+    def is_durable(self, name: str) -> bool:
+        """Whether runs of agent ``name`` are journaled (see the session log)."""
+        return name in self._durable
 
     def options_for(self, name: str, events: bool = True, session: Any = None) -> AgentOptions:
         """Return the options of a registered agent, with or without event collection.

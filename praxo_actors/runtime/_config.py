@@ -27,8 +27,11 @@ class RuntimeConfig:
     io_threads: int = 256
     delivery_threads: int = 4
     timeout: float = 10.0
+    resume: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.resume, bool):
+            raise _bad("resume must be a bool")
         for name in ("max_live_sessions", "io_threads", "delivery_threads"):
             _check_count(name, getattr(self, name), 1)
         if self.scheduler_threads is not None:

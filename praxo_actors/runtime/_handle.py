@@ -25,6 +25,7 @@ from praxo_actors.runtime._protocol import (
     encode,
 )
 from praxo_actors.runtime._restore import revive
+from praxo_actors.runtime._results import run_result
 from praxo_actors.runtime._router import _fail
 from praxo_actors.runtime._run_future import RunFuture
 
@@ -233,6 +234,21 @@ class SessionHandle:
         host = self._runtime._host
         session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
+
+    def result(self, run_id: str, timeout: float = 5.0) -> RunResult:
+        """Return the result of run ``run_id`` of this session, or raise its error.
+
+        The run may be pending (this waits for it), among the session's last 100 runs (kept in
+        the store, also across restarts: the ``RunResult``'s ``session`` is then the session
+        as it is now), or a durable run left journaled by a previous process (the session is
+        restored, which resumes it, and this waits for it to end).
+
+        Raises:
+            AgentError: The run's own error (its code).
+            PraxoError: ``RUNTIME_UNKNOWN_RUN``, ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``,
+                ``RUNTIME_INVALID_INPUT``, or ``RUNTIME_BLOCKING_CALL`` on the loop thread.
+        """
+        return run_result(self, run_id, timeout)
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.

@@ -14,7 +14,7 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.memory._log import Commit, JournalAppend, StoredSession
+from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
 __all__ = [
@@ -27,9 +27,11 @@ __all__ = [
     "History",
     "JournalEffect",
     "Journaled",
+    "LoadPending",
     "LoadResults",
     "LoadSessions",
     "Outcome",
+    "Pending",
     "Publish",
     "Raised",
     "Restore",
@@ -208,6 +210,17 @@ class Sessions(_Msg, frozen=True, tag="sessions"):
     states: list[StoredSession | None]
 
 
+class LoadPending(_Msg, frozen=True, tag="load_pending"):
+    """Ask for every session with a durable run in progress (reply: :class:`Pending`)."""
+
+
+class Pending(_Msg, frozen=True, tag="pending"):
+    """The store's reply to :class:`LoadPending`: session ids and their runs, in id order."""
+
+    sessions: list[str]
+    runs: list[PendingRun]
+
+
 class LoadResults(_Msg, frozen=True, tag="load_results"):
     """Ask for the kept results of a session's last runs (reply: :class:`Results`)."""
 
@@ -236,6 +249,8 @@ RuntimeMessage = (
     | FlushCheckpoints
     | LoadSessions
     | Sessions
+    | LoadPending
+    | Pending
     | LoadResults
     | Results
 )

@@ -125,6 +125,12 @@ class Router:
         self.user_stops: set[str] = set()
         # Sessions stopped to reload after a refused commit: the code their pending runs get.
         self.reloads: dict[str, str] = {}
+        # Encoded StartRun of each pending run of a durable agent: sent again if its session
+        # crashes (a run already journaled resumes instead; the session ignores the repeat).
+        self.starts: dict[str, bytes] = {}
+        self.retries: dict[str, int] = {}
+        # Callbacks waiting for a run that a session will resume (handle.result).
+        self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
         # rollback of the store (CHECKPOINT_STALE).
         self.versions: dict[str, int] = {}
@@ -177,6 +183,8 @@ class Router:
         entry.runs[run_id] = future
         self.pending[run_id] = future
         self.counters.runs_started += 1
+        if self.agents.is_durable(agent):
+            self.starts[run_id] = message
         if entry.ref is None:
             assert entry.backlog is not None
             entry.backlog.append((run_id, message))
@@ -221,6 +229,9 @@ class Router:
         future = self.pending.pop(run_id, None)
         if future is None:
             return None
+        if self.starts:
+            self.starts.pop(run_id, None)
+            self.retries.pop(run_id, None)
         if completed:
             self.counters.runs_completed += 1
         else:
@@ -417,10 +428,68 @@ class Router:
             code = "AGENT_CANCELLED"
         else:  # it crashed, or its supervisor stopped it (a restart of the runtime's tree)
             code = "SESSION_CRASHED"
+        again = []
+        if crashed and not self.stopping:
+            # Durable runs go on: restored, the session resumes the journaled one, then the rest.
+            again = [r for r in left if r in self.starts and self.retries.get(r, 0) < 3]
+            left = [r for r in left if r not in again]
         if crashed:
-            logger.warning("session_crashed", session_id=session_id, runs_failed=len(left))
+            logger.warning(
+                "session_crashed", session_id=session_id, runs_failed=len(left), resumed=len(again)
+            )
         for run_id in left:
             self.failed(run_id, AgentError(code, "the session stopped", run_id))
+        if again:
+            new = self.live[session_id] = _Entry(last_active=self.clock(), backlog=[])
+            for run_id in again:
+                self.retries[run_id] = self.retries.get(run_id, 0) + 1
+                new.runs[run_id] = entry.runs[run_id]
+                new.backlog.append((run_id, self.starts[run_id]))  # type: ignore[union-attr]
+            self.activator.activate(session_id, new)
+
+    def resumed(self, session_id: str, run_id: str) -> None:
+        """A session resumes durable run ``run_id`` from its journal: give it a future."""
+        future = self.pending.get(run_id)
+        entry = self.live.get(session_id)
+        if future is None and entry is not None:
+            future = RunFuture(run_id, session_id, self.cancel_later)
+            entry.runs[run_id] = future
+            self.pending[run_id] = future
+            self.counters.runs_started += 1
+        if future is not None:
+            for watch in self.watchers.pop(run_id, ()):
+                watch(future)
+
+    def cancel_later(self, run_id: str) -> bool:
+        """``RunFuture.cancel`` for a resumed run (from any thread)."""
+        future = self.pending.get(run_id)
+        return future is not None and self.cancel(run_id)
+
+    def watch(
+        self, session_id: str, run_id: str, found: Callable[[RunFuture | None], None]
+    ) -> None:
+        """Call ``found(future)`` with the run's future: now if it is pending, else once its
+        session resumes it (activating the session); ``found(None)`` if it cannot be."""
+        future = self.pending.get(run_id)
+        if future is not None:
+            found(future)
+            return
+        self.watchers.setdefault(run_id, []).append(found)
+        if not self.wake(session_id):
+            for watch in self.watchers.pop(run_id, ()):
+                watch(None)
+
+    def wake(self, session_id: str) -> bool:
+        """Activate a session with no run of its own (it resumes a journaled run, if any)."""
+        if self.stopping:
+            return False
+        if session_id in self.live:
+            return True
+        if len(self.live) >= self.max_live_sessions and not self._evict():
+            return False
+        entry = self.live[session_id] = _Entry(last_active=self.clock(), backlog=[])
+        self.activator.activate(session_id, entry)
+        return True
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""

@@ -50,6 +50,7 @@ from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._lease import lease
 from praxo_actors.runtime._loop_sched import LoopScheduler
+from praxo_actors.runtime._resume import Resumer
 from praxo_actors.runtime._router import Router, RuntimeStatistics
 from praxo_actors.runtime._sched import Scheduler
 from praxo_actors.runtime._shutdown import shutdown_in_order
@@ -94,6 +95,7 @@ class Runtime:
     _stop_lock: threading.Lock
     _stopped: bool
     _thread_scheduler: Scheduler | None
+    _resumer: Resumer
 
     def __init__(self) -> None:
         msg = "use Runtime.start(...), await Runtime.astart(...) or async with Runtime.open(...)"
@@ -114,6 +116,7 @@ class Runtime:
         io_threads: int = 256,
         delivery_threads: int = 4,
         timeout: float = 10.0,
+        resume: bool = False,
     ) -> Runtime:
         """Start the runtime and its supervision tree, with an event loop thread of its own.
 
@@ -139,6 +142,9 @@ class Runtime:
             io_threads: Threads for synchronous (blocking) model and tool callbacks.
             delivery_threads: Threads delivering events to subscribers.
             timeout: Bound on each internal wait (activation, store reads, shutdown).
+            resume: Resume the durable runs a previous process left in the store: each agent's
+                sessions with a journaled run are restored as soon as that agent is registered
+                (see :meth:`resume_pending`).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
@@ -155,6 +161,7 @@ class Runtime:
             io_threads=io_threads,
             delivery_threads=delivery_threads,
             timeout=timeout,
+            resume=resume,
         )
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
@@ -268,6 +275,7 @@ class Runtime:
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
         router.activator = Activator(host, scheduler, self.registry, config.timeout)
+        self._resumer = Resumer(host, self._agents, config.timeout)
         return self
 
     def _build(self) -> None:
@@ -279,6 +287,8 @@ class Runtime:
         self.root = self._tree.root
         if config.idle_timeout is not None:
             self._call(self._schedule_janitor, timeout=config.timeout)
+        if config.resume:
+            self._resumer.plan()
         logger.info("runtime_started", store=type(self.store).__name__)
 
     @property
@@ -293,6 +303,7 @@ class Runtime:
         name: str,
         options_factory: Callable[[], AgentOptions],
         per_session: bool = False,
+        durable: bool = False,
     ) -> None:
         """Register an agent by name; ``options_factory()`` builds its options lazily.
 
@@ -302,11 +313,30 @@ class Runtime:
                 or, with ``per_session``, once for each session when it first runs the agent
                 after activating (so a stateful model belongs to one session).
             per_session: Build the options per session instead of once.
+            durable: Journal every completed effect of its runs in the store, so that a run cut
+                off by a crash resumes where it was, repeating no completed model or tool call
+                (see docs/durability.md).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag.
         """
-        self._agents.register(name, options_factory, per_session)
+        self._agents.register(name, options_factory, per_session, durable)
+        if self._config.resume:
+            self._resumer.agent_registered(name)
+
+    def resume_pending(self) -> int:
+        """Restore every session whose durable run a previous process left journaled.
+
+        Each such run resumes (its completed effects replayed, not repeated) and ends as any
+        run does; ``session(id).result(run_id)`` waits for it. Sessions whose agent is not
+        registered yet are left as they are. Return how many sessions were restored.
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED``, ``RUNTIME_TIMEOUT``, ``STORE_FAILED``, or
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread.
+        """
+        check_not_blocking("resume_pending()")
+        return self._resumer.resume_pending()
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.

@@ -39,8 +39,9 @@ from praxo_actors.agent import (
 )
 from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._machine import RunInterrupted
-from praxo_actors.memory._log import Commit, StoredSession
+from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
+from praxo_actors.runtime._durable import INTERRUPTED, LIVE, MAX_RESUMES, DurableRun
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._outcome import effect_done, unpack
 from praxo_actors.runtime._protocol import (
@@ -50,6 +51,7 @@ from praxo_actors.runtime._protocol import (
     EffectDone,
     GetHistory,
     History,
+    Journaled,
     Publish,
     Restore,
     RunDeadline,
@@ -92,6 +94,9 @@ class _Run:
     token: int = 0
     task: Any = None  # the asyncio task of the async callback in flight, if any
     events: list[Event] = field(default_factory=list)
+    durable: DurableRun | None = None
+    # A durable run's next move, waiting for the store to acknowledge its journal write.
+    held: tuple[Any, ...] | None = None
 
 
 class _Deliver:
@@ -136,6 +141,7 @@ class SessionActor(MNActor):
         self._next_token = 0
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
+        self._resumed: set[str] | None = None  # durable runs resumed from the journal
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -180,6 +186,8 @@ class SessionActor(MNActor):
             return None
         match decoded:
             case StartRun() as start:
+                if self._resumed is not None and start.run_id in self._resumed:
+                    return None  # resumed from the journal already (re-sent after a crash)
                 self.queue.append(start)
                 if start.deadline_ns is not None:
                     self._arm_deadline(start.run_id, start.deadline_ns)
@@ -188,7 +196,15 @@ class SessionActor(MNActor):
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
-                    self._advance(current, *unpack(outcome, error))
+                    ok, value = unpack(outcome, error)
+                    effect = current.run.effect
+                    if current.durable is not None and ok and effect is not None:
+                        write = current.durable.completed(effect, value)
+                        self._journal(current, write, ("advance", ok, value))
+                    else:
+                        self._advance(current, ok, value)
+            case Journaled(run_id=run_id, entries=entries):
+                self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard):
                 self._cancel(run_id, hard)
             case RunDeadline(run_id=run_id):
@@ -221,6 +237,8 @@ class SessionActor(MNActor):
             return
         self.session = session
         self.position = position
+        if state is not None and state.pending is not None:
+            self._resume(state.pending, state.journal)
         stash, self.stash = self.stash, None
         for message in stash or ():
             self.on_receive(message)
@@ -262,6 +280,7 @@ class SessionActor(MNActor):
     def _interrupt(self, current: _Run, code: str, message: str) -> None:
         """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
         current.token = 0  # tokens start at 1: whatever the callback still sends is stale
+        current.held = None  # a journal write in flight no longer moves the run
         task, current.task = current.task, None
         if task is not None:
             task.cancel()
@@ -273,14 +292,15 @@ class SessionActor(MNActor):
             self._own_options = {}
         return self._own_options
 
-    def _failed(self, run_id: str, error: BaseException) -> None:
+    def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
+        """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended)."""
         self._disarm(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
         # Kept for handle.result(run_id): the last runs' outcomes, failures too.
         document = result_document(None, error, run_id)
-        if document is not None:
-            commit = Commit(self.session_id, run_id=run_id, result=document)
+        if document is not None or journal >= 0:
+            commit = Commit(self.session_id, run_id=run_id, result=document, journal=journal)
             host.post(host.router.to_store, encode(CommitRun(commit)))
 
     def _disarm(self, run_id: str) -> None:
@@ -310,28 +330,57 @@ class SessionActor(MNActor):
                 self._failed(start.run_id, exc)
                 continue
             current = _Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
+            if host.router.agents.is_durable(start.agent):
+                current.durable = DurableRun(
+                    self.session_id, start.run_id, start.agent, start.input, host.key
+                )
             self.current = current
             self._advance(current, True, None, first=True)
 
     def _advance(self, current: _Run, ok: bool, value: Any, first: bool = False) -> None:
         """Feed an outcome into the machine and perform effects until one must be waited for."""
         run = current.run
+        durable = current.durable
         try:
             effect = run.effect if first else (run.send(value) if ok else run.throw(value))
             while effect is not None:
                 match effect:
                     case Emit(event=event):
-                        current.events.append(event)
+                        shown = event if durable is None else durable.emitted(event)
+                        if shown is not None:
+                            current.events.append(shown)
                         effect = run.send(None)
                     case BeginStep():
                         effect = run.send(self._stop_code(current))
+                    case _ if durable is not None and durable.replaying:
+                        reply = durable.next_reply(effect)
+                        if reply is LIVE:
+                            self._resumed_event(current, durable)
+                        elif reply is INTERRUPTED:
+                            self._resumed_event(current, durable)
+                            reply = durable.interrupted()
+                            self._journal(
+                                current, durable.completed(effect, reply), ("advance", True, reply)
+                            )
+                            return
+                        else:
+                            effect = run.send(reply)
                     case CallModel(model=fn, request=request, context=context):
                         if context is not None and context._event is not None:
                             context = context.publishing(self._publish_delta)
+                        if durable is not None:
+                            durable.first_live = False
                         self._dispatch(current, fn, request, var=(_MODEL, context))
                         return
                     case CallTool(tool=tool, arguments=arguments, context=context):
-                        self._dispatch(current, tool.handler, arguments, var=(_TOOL, context))
+                        var = (_TOOL, context)
+                        if durable is not None:
+                            var = (_TOOL, durable.live_context(context))
+                            if tool.delivery == "at_most_once":
+                                move = ("dispatch", tool.handler, (arguments,), var)
+                                self._journal(current, durable.started(effect), move)
+                                return
+                        self._dispatch(current, tool.handler, arguments, var=var)
                         return
                     case CallRepairer(repairer=fn, text=text, errors=errors):
                         self._dispatch(current, fn, text, errors)
@@ -342,12 +391,84 @@ class SessionActor(MNActor):
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
             if not isinstance(exc, Exception) and (ok or exc is not value):
                 raise  # not the callback's: a real interrupt of this thread
+            if durable is not None:
+                self._resumed_event(current, durable)
             self._publish(current)
             self.current = None
-            self._failed(run.run_id, exc)
+            self._failed(run.run_id, exc, -1 if durable is None else durable.entries)
             self._start_next()
             return
+        if durable is not None:
+            self._resumed_event(current, durable)
         self._complete(current)
+
+    def _resumed_event(self, current: _Run, durable: DurableRun) -> None:
+        event = durable.resumed_event()
+        if event is not None:
+            current.events.append(event)
+
+    # -- durable runs ------------------------------------------------------------------------
+
+    def _journal(self, current: _Run, write: bytes | None, move: tuple[Any, ...]) -> None:
+        """Send a journal write; make ``move`` once the store has it (at once if no write)."""
+        if write is None:  # a value that is not JSON: nothing to keep, the run fails on it
+            self._move(current, move)
+            return
+        current.held = move
+        self.host.post(self.host.router.to_store, write)
+
+    def _journaled(self, run_id: str, entries: int) -> None:
+        current = self.current
+        if current is None or current.held is None or current.durable is None:
+            return
+        if current.run.run_id != run_id or entries not in (current.durable.entries, -1):
+            return
+        move, current.held = current.held, None
+        if entries == -1:
+            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
+            self._advance(current, False, error)
+        else:
+            self._move(current, move)
+
+    def _move(self, current: _Run, move: tuple[Any, ...]) -> None:
+        if move[0] == "advance":
+            self._advance(current, move[1], move[2])
+        else:
+            _, fn, args, var = move
+            self._dispatch(current, fn, *args, var=var)
+
+    def _resume(self, pending: PendingRun, journal: list[str]) -> None:
+        """Start again the durable run the store holds, answering its effects from the journal."""
+        host = self.host
+        run_id = pending.run_id
+        host.post(host.router.resumed, self.session_id, run_id)
+        if self._resumed is None:
+            self._resumed = set()
+        self._resumed.add(run_id)
+        if pending.resumes >= MAX_RESUMES:
+            error = AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
+            self._failed(run_id, error, pending.entries)
+            return
+        assert self.session is not None
+        try:
+            options = host.options_for(pending.agent, host.has_subscribers(), self)
+            run = start_run(options, self.session, pending.input, run_id=run_id)
+        except Exception as exc:
+            self._failed(run_id, exc, pending.entries)
+            return
+        durable = DurableRun(
+            self.session_id,
+            run_id,
+            pending.agent,
+            pending.input,
+            host.key,
+            journal,
+            resumes=pending.resumes + 1,
+        )
+        current = self.current = _Run(run=run, agent=pending.agent, deadline_ns=None)
+        current.durable = durable
+        host.post(host.router.to_store, durable.marker())
+        self._advance(current, True, None, first=True)
 
     def _stop_code(self, current: _Run) -> str | None:
         if current.cancelled:
@@ -363,7 +484,9 @@ class SessionActor(MNActor):
         self.current = None
         assert self.session is not None and self.position is not None
         try:
-            commit = run_commit(self.position, self.session, result, host.key)
+            durable = current.durable
+            journal = -1 if durable is None else durable.entries
+            commit = run_commit(self.position, self.session, result, host.key, journal)
         except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
             self._failed(result.run_id, exc)
             self._start_next()

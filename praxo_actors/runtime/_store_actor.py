@@ -33,8 +33,10 @@ from praxo_actors.runtime._protocol import (
     CommitRun,
     FlushCheckpoints,
     JournalEffect,
+    LoadPending,
     LoadResults,
     LoadSessions,
+    Pending,
     Results,
     Sessions,
     decode,
@@ -90,6 +92,10 @@ class _StoreLogic:
             case LoadSessions(session_ids=ids):
                 self._flush()
                 return encode(Sessions(self.log.load(ids)))
+            case LoadPending():
+                self._flush()
+                pending = self.log.pending()
+                return encode(Pending([sid for sid, _ in pending], [run for _, run in pending]))
             case LoadResults(session_id=sid):
                 self._flush()
                 found = self.log.results(sid)

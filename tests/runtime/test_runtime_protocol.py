@@ -34,8 +34,10 @@ from praxo_actors.runtime._protocol import (
     History,
     Journaled,
     JournalEffect,
+    LoadPending,
     LoadResults,
     LoadSessions,
+    Pending,
     Publish,
     Raised,
     Restore,
@@ -77,6 +79,8 @@ SAMPLES = [
     LoadSessions(["s1", "s2"]),
     Sessions([StoredSession(None, 0, [], 0, pending=PendingRun("r", "a", "x")), None]),
     LoadResults("s1"),
+    LoadPending(),
+    Pending(["s1"], [PendingRun("r", "a", "x", entries=2, resumes=1)]),
     Results(["{}"]),
 ]
 

@@ -1,0 +1,104 @@
+"""``handle.result(run_id)``: the outcome of a run that is pending, kept, or to be resumed."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import pykka
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.models import RunResult, Session
+from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._protocol import (
+    LoadResults,
+    LoadSessions,
+    Results,
+    Sessions,
+    decode,
+    encode,
+)
+from praxo_actors.runtime._run_future import RunFuture
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._handle import SessionHandle
+
+__all__ = ["run_result"]
+
+
+def run_result(handle: SessionHandle, run_id: str, timeout: float) -> RunResult:
+    """See :meth:`SessionHandle.result`."""
+    if not isinstance(run_id, str) or not run_id:
+        raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
+    runtime = handle._runtime
+    end = time.monotonic() + timeout
+    router = runtime._router
+    try:
+        pending = runtime._call(router.pending.get, run_id, timeout=timeout)
+        if pending is not None:
+            return pending.get(timeout=_left(end))
+        kept = _kept(handle, run_id, end)
+        if kept is not None:
+            return kept
+        reply = decode(_ask(handle, encode(LoadSessions([handle.id])), end))
+        state = reply.states[0] if isinstance(reply, Sessions) else None
+        if state is not None and state.pending is not None and state.pending.run_id == run_id:
+            found: MNFuture[RunFuture | None] = MNFuture()
+            if not runtime._host.post(router.watch, handle.id, run_id, found.set):
+                raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+            future = found.get(timeout=_left(end))
+            if future is not None:
+                return future.get(timeout=_left(end))
+        kept = _kept(handle, run_id, end)  # it may have ended meanwhile
+    except pykka.Timeout:
+        raise PraxoError(
+            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
+        ) from None
+    if kept is None:
+        raise PraxoError(
+            "RUNTIME_UNKNOWN_RUN", f"session {handle.id!r} has no run {run_id!r} in its last 100"
+        )
+    return kept
+
+
+def _left(end: float) -> float:
+    return max(0.0, end - time.monotonic())
+
+
+def _ask(handle: SessionHandle, message: bytes, end: float) -> Any:
+    try:
+        return handle._runtime._host.store_ref.ask(message, block=False).get(timeout=_left(end))
+    except pykka.ActorDeadError:
+        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+
+
+def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
+    reply = decode(_ask(handle, encode(LoadResults(handle.id)), end))
+    if not isinstance(reply, Results):
+        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+    for document in reply.documents:
+        try:
+            doc = msgspec.json.decode(document)
+        except msgspec.DecodeError:
+            continue
+        if not isinstance(doc, dict) or doc.get("run_id") != run_id:
+            continue
+        error = doc.get("error")
+        if isinstance(error, dict):
+            raise AgentError(str(error.get("code")), str(error.get("message", "")), run_id)
+        session = Session(handle.id, handle.history(timeout=_left(end)))
+        try:
+            return RunResult(
+                run_id=run_id,
+                session=session,
+                output=str(doc.get("output", "")),
+                structured=doc.get("structured"),
+                steps=int(doc.get("steps", 0)),
+                model_calls=int(doc.get("model_calls", 0)),
+                tool_calls=int(doc.get("tool_calls", 0)),
+                usage=dict(doc.get("usage") or {}),
+            )
+        except (TypeError, ValueError):
+            raise PraxoError("STORE_FAILED", f"the result kept for {run_id!r} is broken") from None
+    return None

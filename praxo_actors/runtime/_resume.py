@@ -1,0 +1,86 @@
+"""Resume the durable runs a previous process left in the store (``resume=True``,
+``runtime.resume_pending()``): restoring a session resumes its journaled run."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pykka
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.runtime._protocol import LoadPending, Pending, decode, encode
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._agents import Agents
+    from praxo_actors.runtime._host import SessionHost
+
+__all__ = ["Resumer"]
+
+
+class Resumer:
+    """Which sessions hold a journaled run, by agent; wakes them when their agent is known."""
+
+    def __init__(self, host: SessionHost, agents: Agents, timeout: float) -> None:
+        self.host = host
+        self.agents = agents
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._plan: dict[str, list[str]] = {}
+
+    def pending(self) -> dict[str, list[str]]:
+        """Read every session with a journaled run from the store: agent name -> session ids.
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED``, ``RUNTIME_TIMEOUT`` or ``STORE_FAILED``.
+        """
+        try:
+            reply = self.host.store_ref.ask(encode(LoadPending()), block=False)
+            decoded = decode(reply.get(timeout=self.timeout))
+        except pykka.ActorDeadError:
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        except pykka.Timeout:
+            raise PraxoError("RUNTIME_TIMEOUT", "the store did not answer") from None
+        except PraxoError:
+            raise
+        except Exception as exc:
+            raise PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(decoded, Pending):
+            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+        plan: dict[str, list[str]] = {}
+        for session_id, run in zip(decoded.sessions, decoded.runs, strict=True):
+            plan.setdefault(run.agent, []).append(session_id)
+        return plan
+
+    def plan(self) -> None:
+        """Remember what to resume as agents register (``Runtime.start(..., resume=True)``)."""
+        plan = self.pending()
+        with self._lock:
+            self._plan = plan
+        for name in list(plan):
+            if name in self.agents:
+                self.agent_registered(name)
+
+    def agent_registered(self, name: str) -> None:
+        with self._lock:
+            sessions = self._plan.pop(name, [])
+        if sessions:
+            self.wake(sessions)
+
+    def wake(self, sessions: list[str]) -> None:
+        router = self.host.router
+
+        def wake_all() -> None:
+            for session_id in sessions:
+                router.wake(session_id)
+
+        if not self.host.post(wake_all):
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+
+    def resume_pending(self) -> int:
+        """Restore every session with a journaled run of a registered agent; return how many."""
+        plan = self.pending()
+        sessions = [sid for name, ids in plan.items() if name in self.agents for sid in ids]
+        if sessions:
+            self.wake(sessions)
+        return len(sessions)
