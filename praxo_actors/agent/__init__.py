@@ -55,6 +55,7 @@ from praxo_actors.agent._effects import (
     Emit,
 )
 from praxo_actors.agent._fallback import FallbackModel, Model, fallback_model
+from praxo_actors.agent._journaled import Journal, ListJournal, StoreJournal
 from praxo_actors.agent._options import AgentOptions, Sink, new_agent_options
 from praxo_actors.agent._run import AgentRun, start_run
 from praxo_actors.agent._runid import new_run_id
@@ -72,9 +73,12 @@ __all__ = [
     "Effect",
     "Emit",
     "FallbackModel",
+    "Journal",
+    "ListJournal",
     "Model",
     "ModelContext",
     "Sink",
+    "StoreJournal",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors._errors import AgentError
 from praxo_actors.agent._context import _MODEL, _TOOL
@@ -21,6 +21,9 @@ from praxo_actors.agent._machine import copy_json, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._run import start_run
 from praxo_actors.models import Message, RunResult, Session, ToolCall
+
+if TYPE_CHECKING:
+    from praxo_actors.agent._journaled import Journal
 
 __all__ = ["arun_agent", "call", "run_agent"]
 
@@ -57,6 +60,7 @@ def run_agent(
     input: str | Message,
     *,
     run_id: str | None = None,
+    journal: Journal | None = None,
 ) -> RunResult:
     """Run the agent loop synchronously until it completes.
 
@@ -65,6 +69,9 @@ def run_agent(
         session: The conversation so far; never mutated.
         input: The user's text (or a user :class:`Message`).
         run_id: The run's id; None draws a fresh one.
+        journal: Make the run durable: each completed effect is appended to it before the
+            next step, and effects it already holds are answered from it, not performed. Run
+            the same ``run_id``, session, input and journal again after a crash to resume.
 
     Returns:
         The result, whose ``session`` is a new Session holding the whole exchange.
@@ -75,6 +82,10 @@ def run_agent(
             callback raises ``TypeError`` here: use :func:`arun_agent`.
     """
     run = start_run(options, session, input, run_id)
+    if journal is not None:
+        from praxo_actors.agent._journaled import run_journaled
+
+        return run_journaled(run, journal, session.id)
     # The generator is driven directly (not through AgentRun.send) because this loop is the
     # hot path: one iteration per effect, three effects per tool step.
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
@@ -123,6 +134,7 @@ async def arun_agent(
     input: str | Message,
     *,
     run_id: str | None = None,
+    journal: Journal | None = None,
 ) -> RunResult:
     """Run the agent loop under asyncio; callbacks (and the sink) may be sync or ``async def``.
 
@@ -131,9 +143,13 @@ async def arun_agent(
     Cancelling the task propagates ``CancelledError`` at the callback being awaited and
     emits no ``run.failed``.
 
-    Returns and raises as :func:`run_agent`.
+    Returns and raises as :func:`run_agent` (``journal`` too).
     """
     run = start_run(options, session, input, run_id)
+    if journal is not None:
+        from praxo_actors.agent._journaled import arun_journaled
+
+        return await arun_journaled(run, journal, session.id)
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
     thrown: BaseException | None = None
     try:

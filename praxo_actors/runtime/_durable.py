@@ -19,11 +19,11 @@ import msgspec
 from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._context import ToolContext
 from praxo_actors.agent._effects import CallTool, Effect
+from praxo_actors.agent._journal import decode_entry, effect_name, encode_entry, entry_reply
+from praxo_actors.agent._journal import started_entry as _started
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.memory._log import JournalAppend, PendingRun
 from praxo_actors.models import Event
-from praxo_actors.runtime._journal import decode_entry, effect_name, encode_entry, entry_reply
-from praxo_actors.runtime._journal import started_entry as _started
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
 __all__ = ["INTERRUPTED", "LIVE", "MAX_RESUMES", "DurableRun"]
