@@ -59,8 +59,8 @@ def commit_cost(sizes: list[int], commits: int) -> None:
     base: float | None = None
     warm = True
     with tempfile.TemporaryDirectory() as tmp:
-        for n in [sizes[0], *sizes]:  # the first pass warms up, unprinted
-            store = SQLiteStore(Path(tmp) / f"{n}.sqlite3", synchronous="NORMAL")
+        for i, n in enumerate([sizes[0], *sizes]):  # the first pass warms up, unprinted
+            store = SQLiteStore(Path(tmp) / f"{i}-{n}.sqlite3", synchronous="NORMAL")
             log = SessionLog(store)
             # The session as a restore finds it: its history in a snapshot.
             session = _history(n)
