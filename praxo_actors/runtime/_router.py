@@ -35,6 +35,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._protocol import CancelRun, Journaled, Restore, StartRun, encode
+from praxo_actors.runtime._router_durable import Resumption
 from praxo_actors.runtime._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class _Counters:
     events: int = 0
 
 
-class Router:
+class Router(Resumption):
     """Route runs to session actors; every method runs on the loop thread (see module doc)."""
 
     def __init__(
@@ -447,49 +448,8 @@ class Router:
                 new.backlog.append((run_id, self.starts[run_id]))  # type: ignore[union-attr]
             self.activator.activate(session_id, new)
 
-    def resumed(self, session_id: str, run_id: str) -> None:
-        """A session resumes durable run ``run_id`` from its journal: give it a future."""
-        future = self.pending.get(run_id)
-        entry = self.live.get(session_id)
-        if future is None and entry is not None:
-            future = RunFuture(run_id, session_id, self.cancel_later)
-            entry.runs[run_id] = future
-            self.pending[run_id] = future
-            self.counters.runs_started += 1
-        if future is not None:
-            for watch in self.watchers.pop(run_id, ()):
-                watch(future)
-
-    def cancel_later(self, run_id: str) -> bool:
-        """``RunFuture.cancel`` for a resumed run (from any thread)."""
-        future = self.pending.get(run_id)
-        return future is not None and self.cancel(run_id)
-
-    def watch(
-        self, session_id: str, run_id: str, found: Callable[[RunFuture | None], None]
-    ) -> None:
-        """Call ``found(future)`` with the run's future: now if it is pending, else once its
-        session resumes it (activating the session); ``found(None)`` if it cannot be."""
-        future = self.pending.get(run_id)
-        if future is not None:
-            found(future)
-            return
-        self.watchers.setdefault(run_id, []).append(found)
-        if not self.wake(session_id):
-            for watch in self.watchers.pop(run_id, ()):
-                watch(None)
-
-    def wake(self, session_id: str) -> bool:
-        """Activate a session with no run of its own (it resumes a journaled run, if any)."""
-        if self.stopping:
-            return False
-        if session_id in self.live:
-            return True
-        if len(self.live) >= self.max_live_sessions and not self._evict():
-            return False
-        entry = self.live[session_id] = _Entry(last_active=self.clock(), backlog=[])
-        self.activator.activate(session_id, entry)
-        return True
+    def _entry(self) -> _Entry:
+        return _Entry(last_active=self.clock(), backlog=[])
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""

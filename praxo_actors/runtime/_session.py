@@ -16,19 +16,11 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import time
-from collections.abc import Callable
-from contextvars import ContextVar, copy_context
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import (
-    AgentRun,
     BeginStep,
     CallModel,
     CallRepairer,
@@ -39,11 +31,11 @@ from praxo_actors.agent import (
 )
 from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._machine import RunInterrupted
-from praxo_actors.memory._log import Commit, PendingRun, StoredSession
-from praxo_actors.models import Event, Session
-from praxo_actors.runtime._durable import INTERRUPTED, LIVE, MAX_RESUMES, DurableRun
+from praxo_actors.memory._log import Commit, StoredSession
+from praxo_actors.models import Session
+from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun
 from praxo_actors.runtime._mn import MNActor
-from praxo_actors.runtime._outcome import effect_done, unpack
+from praxo_actors.runtime._outcome import unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -52,7 +44,6 @@ from praxo_actors.runtime._protocol import (
     GetHistory,
     History,
     Journaled,
-    Publish,
     Restore,
     RunDeadline,
     StartRun,
@@ -60,6 +51,8 @@ from praxo_actors.runtime._protocol import (
     encode,
 )
 from praxo_actors.runtime._restore import LogPosition, result_document, revive, run_commit
+from praxo_actors.runtime._session_calls import CallbackSteps, Run, tell_deadline
+from praxo_actors.runtime._session_durable import DurableSteps
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._host import SessionHost
@@ -75,53 +68,7 @@ class SessionCrashedError(PraxoError):
     """
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async def
-    )
-
-
-async def _await(value: Any) -> Any:
-    return await value
-
-
-@dataclass
-class _Run:
-    run: AgentRun
-    agent: str
-    deadline_ns: int | None
-    cancelled: bool = False
-    token: int = 0
-    task: Any = None  # the asyncio task of the async callback in flight, if any
-    events: list[Event] = field(default_factory=list)
-    durable: DurableRun | None = None
-    # A durable run's next move, waiting for the store to acknowledge its journal write.
-    held: tuple[Any, ...] | None = None
-
-
-class _Deliver:
-    """Send a callback's outcome to its session (from whichever thread the callback ran on)."""
-
-    __slots__ = ("host", "ref", "run_id", "token")
-
-    def __init__(
-        self, host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int
-    ) -> None:
-        self.host = host
-        self.ref = ref
-        self.run_id = run_id
-        self.token = token
-
-    def __call__(self, ok: bool, value: Any) -> None:
-        message = effect_done(self.run_id, self.token, ok, value)
-        # A session that stopped meanwhile has had its runs settled already.
-        with contextlib.suppress(pykka.ActorDeadError):
-            self.ref.tell(message)
-        # At the end of an async callback's task, on the loop: handle it in this same step.
-        self.host.run_now()
-
-
-class SessionActor(MNActor):
+class SessionActor(DurableSteps, CallbackSteps, MNActor):
     """Host one session: serialise its runs, perform their effects, checkpoint, restore."""
 
     # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
@@ -137,7 +84,7 @@ class SessionActor(MNActor):
         self.stash: list[Any] | None = None
         # A list, not a deque: an idle session's empty deque would cost 600 bytes.
         self.queue: list[StartRun] = []
-        self.current: _Run | None = None
+        self.current: Run | None = None
         self._next_token = 0
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
@@ -265,7 +212,7 @@ class SessionActor(MNActor):
         if self._timers is None:
             self._timers = {}
         self._timers[run_id] = self.host.call_later(
-            delay, _tell_deadline, self.host, self.actor_ref, run_id
+            delay, tell_deadline, self.host, self.actor_ref, run_id
         )
 
     def _deadline(self, run_id: str) -> None:
@@ -277,7 +224,7 @@ class SessionActor(MNActor):
             run_id, AgentError("AGENT_DEADLINE", "deadline passed while queued", run_id)
         )
 
-    def _interrupt(self, current: _Run, code: str, message: str) -> None:
+    def _interrupt(self, current: Run, code: str, message: str) -> None:
         """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
         current.token = 0  # tokens start at 1: whatever the callback still sends is stale
         current.held = None  # a journal write in flight no longer moves the run
@@ -329,7 +276,7 @@ class SessionActor(MNActor):
             except Exception as exc:
                 self._failed(start.run_id, exc)
                 continue
-            current = _Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
+            current = Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
             if host.router.agents.is_durable(start.agent):
                 current.durable = DurableRun(
                     self.session_id, start.run_id, start.agent, start.input, host.key
@@ -337,7 +284,7 @@ class SessionActor(MNActor):
             self.current = current
             self._advance(current, True, None, first=True)
 
-    def _advance(self, current: _Run, ok: bool, value: Any, first: bool = False) -> None:
+    def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
         """Feed an outcome into the machine and perform effects until one must be waited for."""
         run = current.run
         durable = current.durable
@@ -402,82 +349,14 @@ class SessionActor(MNActor):
             self._resumed_event(current, durable)
         self._complete(current)
 
-    def _resumed_event(self, current: _Run, durable: DurableRun) -> None:
-        event = durable.resumed_event()
-        if event is not None:
-            current.events.append(event)
-
-    # -- durable runs ------------------------------------------------------------------------
-
-    def _journal(self, current: _Run, write: bytes | None, move: tuple[Any, ...]) -> None:
-        """Send a journal write; make ``move`` once the store has it (at once if no write)."""
-        if write is None:  # a value that is not JSON: nothing to keep, the run fails on it
-            self._move(current, move)
-            return
-        current.held = move
-        self.host.post(self.host.router.to_store, write)
-
-    def _journaled(self, run_id: str, entries: int) -> None:
-        current = self.current
-        if current is None or current.held is None or current.durable is None:
-            return
-        if current.run.run_id != run_id or entries not in (current.durable.entries, -1):
-            return
-        move, current.held = current.held, None
-        if entries == -1:
-            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
-            self._advance(current, False, error)
-        else:
-            self._move(current, move)
-
-    def _move(self, current: _Run, move: tuple[Any, ...]) -> None:
-        if move[0] == "advance":
-            self._advance(current, move[1], move[2])
-        else:
-            _, fn, args, var = move
-            self._dispatch(current, fn, *args, var=var)
-
-    def _resume(self, pending: PendingRun, journal: list[str]) -> None:
-        """Start again the durable run the store holds, answering its effects from the journal."""
-        host = self.host
-        run_id = pending.run_id
-        host.post(host.router.resumed, self.session_id, run_id)
-        if self._resumed is None:
-            self._resumed = set()
-        self._resumed.add(run_id)
-        if pending.resumes >= MAX_RESUMES:
-            error = AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
-            self._failed(run_id, error, pending.entries)
-            return
-        assert self.session is not None
-        try:
-            options = host.options_for(pending.agent, host.has_subscribers(), self)
-            run = start_run(options, self.session, pending.input, run_id=run_id)
-        except Exception as exc:
-            self._failed(run_id, exc, pending.entries)
-            return
-        durable = DurableRun(
-            self.session_id,
-            run_id,
-            pending.agent,
-            pending.input,
-            host.key,
-            journal,
-            resumes=pending.resumes + 1,
-        )
-        current = self.current = _Run(run=run, agent=pending.agent, deadline_ns=None)
-        current.durable = durable
-        host.post(host.router.to_store, durable.marker())
-        self._advance(current, True, None, first=True)
-
-    def _stop_code(self, current: _Run) -> str | None:
+    def _stop_code(self, current: Run) -> str | None:
         if current.cancelled:
             return "AGENT_CANCELLED"
         if current.deadline_ns is not None and time.monotonic_ns() >= current.deadline_ns:
             return "AGENT_DEADLINE"
         return None
 
-    def _complete(self, current: _Run) -> None:
+    def _complete(self, current: Run) -> None:
         host = self.host
         result = current.run.result
         self._publish(current)
@@ -495,90 +374,3 @@ class SessionActor(MNActor):
         self._disarm(result.run_id)
         host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
-
-    def _publish(self, current: _Run) -> None:
-        if current.events:
-            events, current.events = current.events, []
-            host = self.host
-            host.post(host.router.count_events, len(events))
-            if host.has_subscribers():
-                host.bus_ref.tell(encode(Publish(events=events)))
-
-    def _publish_delta(self, event: Event) -> None:
-        """Deliver a model's ``model.delta`` at once (from the thread the model runs on)."""
-        host = self.host
-        host.post(host.router.count_events, 1)
-        host.bus_ref.tell(encode(Publish(events=[event])))
-
-    def _dispatch(
-        self,
-        current: _Run,
-        fn: Callable[..., Any],
-        *args: Any,
-        var: tuple[ContextVar[Any], Any] | None = None,
-    ) -> None:
-        """Start a callback; its outcome returns inside an EffectDone message.
-
-        ``var`` is a context variable to set while the callback runs (its tool or model context).
-        """
-        self._publish(current)
-        self._next_token += 1
-        token = current.token = self._next_token
-        deliver = _Deliver(self.host, self.actor_ref, current.run.run_id, token)
-        current.task = None
-        if _is_async(fn):
-            context = None
-            if var is not None:
-                context = copy_context()
-                context.run(var[0].set, var[1])
-            current.task = self.host.spawn(fn, args, deliver, context)
-        else:
-            self.host.io_pool.submit(
-                _call_sync, (self.host, fn, args, deliver, var), _Finish(deliver)
-            )
-
-
-_PENDING = object()
-
-
-def _tell_deadline(host: SessionHost, ref: pykka.ActorRef[Any], run_id: str) -> None:
-    """A deadline timer fired (on the loop): tell the session, and let it act in this step."""
-    with contextlib.suppress(pykka.ActorDeadError):
-        ref.tell(encode(RunDeadline(run_id)))
-    host.run_now()
-
-
-def _call_sync(
-    host: SessionHost,
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    deliver: Any,
-    var: tuple[ContextVar[Any], Any] | None,
-) -> Any:
-    if var is None:
-        value = fn(*args)
-    else:
-        token = var[0].set(var[1])
-        try:
-            value = fn(*args)
-        finally:
-            var[0].reset(token)
-    if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
-        context = None
-        if var is not None:
-            context = copy_context()
-            context.run(var[0].set, var[1])
-        host.spawn(_await, (value,), deliver, context)
-        return _PENDING
-    return value
-
-
-class _Finish:
-    __slots__ = ("deliver",)
-
-    def __init__(self, deliver: _Deliver) -> None:
-        self.deliver = deliver
-
-    def __call__(self, ok: bool, value: Any) -> None:
-        if not (ok and value is _PENDING):
-            self.deliver(ok, value)

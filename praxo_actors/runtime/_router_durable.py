@@ -1,0 +1,79 @@
+"""The router's part in durable runs: futures for resumed runs, waiters, waking sessions."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from praxo_actors.runtime._run_future import RunFuture
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._activation import Activator
+
+__all__ = ["Resumption"]
+
+
+class Resumption:
+    """Mixed into :class:`~praxo_actors.runtime._router.Router` (same thread, same state)."""
+
+    live: OrderedDict[str, Any]
+    pending: dict[str, RunFuture]
+    watchers: dict[str, list[Callable[[RunFuture | None], None]]]
+    activator: Activator
+    stopping: bool
+    max_live_sessions: int
+    counters: Any
+    clock: Callable[[], float]
+
+    if TYPE_CHECKING:
+
+        def cancel(self, run_id: str, hard: bool = False) -> bool: ...
+
+        def _evict(self) -> bool: ...
+
+        def _entry(self) -> Any: ...
+
+    def resumed(self, session_id: str, run_id: str) -> None:
+        """A session resumes durable run ``run_id`` from its journal: give it a future."""
+        future = self.pending.get(run_id)
+        entry = self.live.get(session_id)
+        if future is None and entry is not None:
+            future = RunFuture(run_id, session_id, self.cancel_later)
+            entry.runs[run_id] = future
+            self.pending[run_id] = future
+            self.counters.runs_started += 1
+        if future is not None:
+            for watch in self.watchers.pop(run_id, ()):
+                watch(future)
+
+    def cancel_later(self, run_id: str) -> bool:
+        """``RunFuture.cancel`` for a resumed run (from any thread)."""
+        future = self.pending.get(run_id)
+        return future is not None and self.cancel(run_id)
+
+    def watch(
+        self, session_id: str, run_id: str, found: Callable[[RunFuture | None], None]
+    ) -> None:
+        """Call ``found(future)`` with the run's future: now if it is pending, else once its
+        session resumes it (activating the session); ``found(None)`` if it cannot be."""
+        future = self.pending.get(run_id)
+        if future is not None:
+            found(future)
+            return
+        self.watchers.setdefault(run_id, []).append(found)
+        if not self.wake(session_id):
+            for watch in self.watchers.pop(run_id, ()):
+                watch(None)
+
+    def wake(self, session_id: str) -> bool:
+        """Activate a session with no run of its own (it resumes a journaled run, if any)."""
+        if self.stopping:
+            return False
+        if session_id in self.live:
+            return True
+        if len(self.live) >= self.max_live_sessions and not self._evict():
+            return False
+        entry = self.live[session_id] = self._entry()
+        self.activator.activate(session_id, entry)
+        return True

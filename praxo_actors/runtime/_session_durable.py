@@ -1,0 +1,102 @@
+"""The part of a session actor that journals a durable run and resumes one from its journal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from praxo_actors._errors import AgentError
+from praxo_actors.agent import start_run
+from praxo_actors.agent._machine import RunInterrupted
+from praxo_actors.memory._log import PendingRun
+from praxo_actors.models import Session
+from praxo_actors.runtime._durable import MAX_RESUMES, DurableRun
+from praxo_actors.runtime._session_calls import Run
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._host import SessionHost
+
+__all__ = ["DurableSteps"]
+
+
+class DurableSteps:
+    """Hold a durable run's next move until the store has its journal entry; resume runs."""
+
+    host: SessionHost
+    session_id: str
+    session: Session | None
+    current: Run | None
+    _resumed: set[str] | None
+
+    if TYPE_CHECKING:  # provided by the session actor and CallbackSteps
+
+        def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None: ...
+
+        def _dispatch(self, current: Run, fn: Any, *args: Any, var: Any = None) -> None: ...
+
+        def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None: ...
+
+    def _resumed_event(self, current: Run, durable: DurableRun) -> None:
+        event = durable.resumed_event()
+        if event is not None:
+            current.events.append(event)
+
+    def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
+        """Send a journal write; make ``move`` once the store has it (at once if no write)."""
+        if write is None:  # a value that is not JSON: nothing to keep, the run fails on it
+            self._move(current, move)
+            return
+        current.held = move
+        self.host.post(self.host.router.to_store, write)
+
+    def _journaled(self, run_id: str, entries: int) -> None:
+        current = self.current
+        if current is None or current.held is None or current.durable is None:
+            return
+        if current.run.run_id != run_id or entries not in (current.durable.entries, -1):
+            return
+        move, current.held = current.held, None
+        if entries == -1:
+            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
+            self._advance(current, False, error)
+        else:
+            self._move(current, move)
+
+    def _move(self, current: Run, move: tuple[Any, ...]) -> None:
+        if move[0] == "advance":
+            self._advance(current, move[1], move[2])
+        else:
+            _, fn, args, var = move
+            self._dispatch(current, fn, *args, var=var)
+
+    def _resume(self, pending: PendingRun, journal: list[str]) -> None:
+        """Start again the durable run the store holds, answering its effects from the journal."""
+        host = self.host
+        run_id = pending.run_id
+        host.post(host.router.resumed, self.session_id, run_id)
+        if self._resumed is None:
+            self._resumed = set()
+        self._resumed.add(run_id)
+        if pending.resumes >= MAX_RESUMES:
+            error = AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
+            self._failed(run_id, error, pending.entries)
+            return
+        assert self.session is not None
+        try:
+            options = host.options_for(pending.agent, host.has_subscribers(), self)
+            run = start_run(options, self.session, pending.input, run_id=run_id)
+        except Exception as exc:
+            self._failed(run_id, exc, pending.entries)
+            return
+        durable = DurableRun(
+            self.session_id,
+            run_id,
+            pending.agent,
+            pending.input,
+            host.key,
+            journal,
+            resumes=pending.resumes + 1,
+        )
+        current = self.current = Run(run=run, agent=pending.agent, deadline_ns=None)
+        current.durable = durable
+        host.post(host.router.to_store, durable.marker())
+        self._advance(current, True, None, first=True)
