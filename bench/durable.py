@@ -55,6 +55,7 @@ def _history(n: int) -> Session:
 
 def commit_cost(sizes: list[int], commits: int) -> None:
     print(f"\n1. per-run commit cost, {commits} commits per size (SQLite, synchronous=NORMAL)")
+    print("   (history at the first commit; each commit adds two messages)")
     print(f"   {'messages':>9} {'log µs':>9} {'0.1 µs':>9} {'log vs 10':>10}")
     base: float | None = None
     warm = True
