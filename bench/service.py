@@ -4,6 +4,9 @@
     python bench/service.py --quick    # 1 round of 1,000 requests per variant
     python bench/service.py --profile  # also sample the servers with py-spy (first round)
 
+The FastAPI pair serves ``examples/fastapi_service.py`` itself next to a FastAPI twin of it
+that awaits ``arun_agent``; every variant reports requests/s, latency p50/p99 and CPU/request.
+
 A Starlette app, served by uvicorn on 127.0.0.1 (a free port) in a process of its own, answers
 ``POST /sessions/{id}/runs`` (the body is the user's text) with a zero-latency ``async`` model.
 Variants, each in a fresh server process, alternated round by round:
@@ -49,15 +52,76 @@ from _profile import Profiler, print_profile
 
 READY = "SERVICE-READY "
 DONE = "SERVICE-DONE "
-VARIANTS = ("direct", "runtime", "runtime-thread")
+VARIANTS = ("direct", "runtime", "runtime-thread", "fastapi-direct", "fastapi-example")
+# The FastAPI pair: examples/fastapi_service.py itself (its runtime on an in-memory store),
+# against a FastAPI handler of the same shape that awaits arun_agent.
+FASTAPI = ("fastapi-direct", "fastapi-example")
 TARGET = 1.2
 
 
 # -- the server (in its own process) -------------------------------------------------------
 
 
+def create_fastapi_app(variant: str, report: dict[str, Any], port: int) -> Any:
+    """Return the FastAPI app of ``variant``: the example itself, or a direct twin of it."""
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    import fastapi_service  # type: ignore[import-not-found]
+
+    from praxo_actors.agent import arun_agent, new_agent_options
+    from praxo_actors.models import Request, Response, Session, message_assistant, session
+
+    async def model(_request: Request) -> Response:
+        return Response(message_assistant("ok"))
+
+    if variant == "fastapi-example":
+        app = fastapi_service.create_app(None, model=model, idle_timeout=None)
+        inner = app.router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app_: Any) -> AsyncIterator[None]:
+            async with inner(app_):
+                ready(port)
+                yield
+            report["shut_down"] = True
+
+        app.router.lifespan_context = lifespan
+        return app
+
+    options = new_agent_options(model)
+    sessions: dict[str, Session] = {}
+
+    class RunBody(BaseModel):
+        input: str
+
+    # FastAPI reads the handler's (string) annotations in this module's globals.
+    globals()["RunBody"] = RunBody
+
+    @contextlib.asynccontextmanager
+    async def direct_lifespan(_app: Any) -> AsyncIterator[None]:
+        ready(port)
+        yield
+        report["shut_down"] = True
+
+    direct = FastAPI(lifespan=direct_lifespan)
+
+    @direct.post("/sessions/{session_id}/runs")
+    async def start_run(session_id: str, body: RunBody) -> dict[str, Any]:
+        result = await arun_agent(
+            options, sessions.get(session_id) or session(session_id), body.input
+        )
+        sessions[session_id] = result.session
+        return {"run_id": result.run_id, "output": result.output, "steps": result.steps}
+
+    return direct
+
+
 def create_app(variant: str, report: dict[str, Any], port: int) -> Any:
     """Return the Starlette app of ``variant``; its lifespan fills ``report`` on shutdown."""
+    if variant in FASTAPI:
+        return create_fastapi_app(variant, report, port)
     from starlette.applications import Starlette
     from starlette.requests import Request as HTTPRequest
     from starlette.responses import JSONResponse
@@ -202,6 +266,7 @@ async def drive(
     sessions: int,
     pid: int,
     profiler: Profiler,
+    json_body: bool = False,
 ) -> dict[str, Any]:
     """Warm up (one request per session), then time ``requests`` requests; check the replies.
 
@@ -214,6 +279,7 @@ async def drive(
 
     limits = httpx.Limits(max_connections=PER_CLIENT, max_keepalive_connections=PER_CLIENT)
     counts: dict[str, list[int]] = defaultdict(list)
+    latencies: list[float] = []
     async with contextlib.AsyncExitStack() as stack:
         clients = [
             await stack.enter_async_context(
@@ -230,18 +296,25 @@ async def drive(
             async def worker(client: httpx.AsyncClient) -> None:
                 for j in todo:  # one iterator shared by the workers (one thread: no race)
                     sid = f"s{j % sessions}"
-                    reply = await client.post(f"/sessions/{sid}/runs", content=b"hello")
+                    started = time.perf_counter()
+                    if json_body:
+                        reply = await client.post(f"/sessions/{sid}/runs", json={"input": "hello"})
+                    else:
+                        reply = await client.post(f"/sessions/{sid}/runs", content=b"hello")
+                    latencies.append(time.perf_counter() - started)
                     if reply.status_code != 200:
                         raise ServerFailed(f"{reply.status_code}: {reply.text[:300]}")
                     body = reply.json()
                     if body.get("output") != "ok":
                         raise ServerFailed(f"wrong reply {body!r}")
-                    counts[sid].append(body["messages"])
+                    if "messages" in body:
+                        counts[sid].append(body["messages"])
 
             workers = min(concurrency, len(jobs))
             await asyncio.gather(*(worker(clients[w % len(clients)]) for w in range(workers)))
 
         await batch(range(warmup))
+        latencies.clear()
         with profiler.phase("server"):
             cpu0, own0 = proc_cpu_seconds(pid), time.process_time()
             t0 = time.perf_counter()
@@ -251,9 +324,12 @@ async def drive(
     for sid, seen in counts.items():
         if sorted(seen) != [2 * k for k in range(1, len(seen) + 1)]:
             raise ServerFailed(f"session {sid}: message counts {sorted(seen)}")
+    ordered = sorted(latencies)
     return {
         "cpu_per_request": cpu / requests,
         "requests_per_s": requests / wall,
+        "p50_ms": ordered[len(ordered) // 2] * 1e3,
+        "p99_ms": ordered[int(len(ordered) * 0.99)] * 1e3,
         "client_cpu_per_request": own / requests,
         "wall": wall,
     }
@@ -275,7 +351,16 @@ def measure(
             info = json.loads(wait_line(server.stdout, READY, 30))
             profiler = Profiler(profile, info["pid"])
             result = asyncio.run(
-                drive(info["port"], warmup, requests, concurrency, warmup, info["pid"], profiler)
+                drive(
+                    info["port"],
+                    warmup,
+                    requests,
+                    concurrency,
+                    warmup,
+                    info["pid"],
+                    profiler,
+                    json_body=variant in FASTAPI,
+                )
             )
             result["profile"] = profiler.summaries
             server.send_signal(signal.SIGINT)
@@ -356,24 +441,27 @@ def main() -> int:
         v: {k: statistics.median(r[k] for r in rs) for k in rs[0] if k not in ("report", "profile")}
         for v, rs in results.items()
     }
-    floor = median["direct"]["cpu_per_request"]
     print(
-        f"\n  {'server handler':<44} {'CPU/request':>12} {'ratio':>7} {'requests/s':>11}  "
-        f"{'target':<9}"
+        f"\n  {'server handler':<44} {'CPU/request':>12} {'ratio':>7} {'requests/s':>11} "
+        f"{'p50 ms':>7} {'p99 ms':>7}  {'target':<9}"
     )
     for variant, label in (
         ("direct", "direct: await arun_agent(...) (the floor)"),
         ("runtime", "runtime: Runtime.open(), await arun(...)"),
         ("runtime-thread", "runtime on its own loop thread (comparison)"),
+        ("fastapi-direct", "FastAPI, await arun_agent(...) (its floor)"),
+        ("fastapi-example", "examples/fastapi_service.py (the runtime)"),
     ):
         m = median[variant]
+        floor = median["fastapi-direct" if variant in FASTAPI else "direct"]["cpu_per_request"]
         ratio = m["cpu_per_request"] / floor
         target, verdict = ("", "")
         if variant == "runtime":
             target, verdict = f"<= {TARGET}×", "met" if ratio <= TARGET else "MISSED"
         print(
             f"  {label:<44} {m['cpu_per_request'] * 1e6:9,.0f} µs {ratio:6.2f}× "
-            f"{m['requests_per_s']:11,.0f}  {target:<9} {verdict}".rstrip()
+            f"{m['requests_per_s']:11,.0f} {m['p50_ms']:7.1f} {m['p99_ms']:7.1f}  "
+            f"{target:<9} {verdict}".rstrip()
         )
     for variant in VARIANTS:
         per_round = ", ".join(f"{r['cpu_per_request'] * 1e6:,.0f}" for r in results[variant])
@@ -381,7 +469,9 @@ def main() -> int:
         report = results[variant][-1]["report"]
         extra = f"; at shutdown {report['statistics']}" if "statistics" in report else ""
         print(f"    {variant}: rounds {per_round} µs; client CPU {client:,.0f} µs/request{extra}")
-    runtime_extra = (median["runtime"]["cpu_per_request"] - floor) * 1e6
+    runtime_extra = (
+        median["runtime"]["cpu_per_request"] - median["direct"]["cpu_per_request"]
+    ) * 1e6
     print(f"  the runtime's own cost per request: {runtime_extra:,.0f} µs of server CPU")
     print(f"  {others.note()}")
     for variant in VARIANTS:
