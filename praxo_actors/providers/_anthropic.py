@@ -8,7 +8,7 @@ from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
 from praxo_actors.providers._clients import LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST, model_error
-from praxo_actors.providers._wire import BadRequest, check_settings, import_sdk
+from praxo_actors.providers._wire import BadRequest, check_params, check_settings, import_sdk
 
 __all__ = ["AnthropicModel", "anthropic_model"]
 
@@ -125,7 +125,8 @@ def anthropic_model(
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
         timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
         max_tokens: The most tokens one answer may have (the API requires a bound).
-        params: Sent with every request (``temperature``, ``tool_choice``, ``thinking``...).
+        params: Sent with every request: what the installed SDK's ``messages.create`` takes
+            (``tool_choice``, ``thinking``, ``stop_sequences``, ``extra_body``...).
 
     Returns:
         The model; ``Response.usage`` holds ``input_tokens``, ``output_tokens`` and, when
@@ -133,7 +134,8 @@ def anthropic_model(
 
     Raises:
         ImportError: The ``anthropic`` extra is not installed.
-        TypeError: A setting of the wrong type, or a parameter the request sets.
+        TypeError: A setting of the wrong type, a parameter the request sets, or one the
+            SDK does not take.
         ValueError: An empty ``model``, a bad ``timeout`` or ``max_tokens``, or ``client``
             with a URL or key.
     """
@@ -155,10 +157,12 @@ def anthropic_model(
             base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout
         )
 
+    clients = LoopClients(make, client)
+    check_params("anthropic_model", (client or clients._spare).messages.create, params)
     return AnthropicModel(
         model,
         sdk=sdk,
-        clients=LoopClients(make, client),
+        clients=clients,
         stream=stream,
         timeout=timeout,
         max_tokens=max_tokens,

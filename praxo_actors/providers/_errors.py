@@ -120,8 +120,11 @@ def retry_after(error: ModelError | AgentError | str) -> float | None:
     Args:
         error: A ``ModelError`` a provider returned, the ``AgentError`` of a run it failed
             (its message is the model's), or either's message.
+
+    Raises:
+        TypeError: ``error`` is none of those.
     """
-    message = error if isinstance(error, str) else error.message
+    message = error if isinstance(error, str) else getattr(error, "message", None)
     if not isinstance(message, str):
         raise TypeError(
             f"expected a ModelError, an AgentError or a str, not {type(error).__name__}"

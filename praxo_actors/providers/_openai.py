@@ -8,7 +8,13 @@ from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._clients import LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST, model_error
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
-from praxo_actors.providers._wire import BadRequest, check_format, check_settings, import_sdk
+from praxo_actors.providers._wire import (
+    BadRequest,
+    check_format,
+    check_params,
+    check_settings,
+    import_sdk,
+)
 
 __all__ = ["OpenAIModel", "openai_model"]
 
@@ -131,7 +137,8 @@ def openai_model(
 
     Raises:
         ImportError: The ``openai`` extra is not installed.
-        TypeError: A setting of the wrong type, or a parameter the request sets.
+        TypeError: A setting of the wrong type, a parameter the request sets, or one the
+            SDK does not take.
         ValueError: An empty ``model``, a bad ``timeout``, or ``client`` with a URL or key.
         PraxoError: ``MODEL_AUTH`` without an API key; ``TOOL_CALL_UNKNOWN_FORMAT``.
     """
@@ -152,6 +159,7 @@ def openai_model(
         from praxo_actors import PraxoError
 
         raise PraxoError(MODEL_AUTH, f"openai_model: {exc}") from None
+    check_params("openai_model", (client or clients._spare).chat.completions.create, params)
     return OpenAIModel(
         model,
         sdk=sdk,

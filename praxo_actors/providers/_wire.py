@@ -17,6 +17,7 @@ __all__ = [
     "BadRequest",
     "CallIds",
     "check_format",
+    "check_params",
     "check_settings",
     "decode_arguments",
     "import_sdk",
@@ -77,6 +78,27 @@ def check_settings(
     taken = sorted(set(params) & set(reserved))
     if taken:
         raise TypeError(f"{factory}: {', '.join(taken)} come from the request, not from parameters")
+
+
+def check_params(factory: str, method: Any, params: dict[str, Any]) -> None:
+    """Refuse parameters the SDK's ``create`` does not take, now rather than at each call.
+
+    Raises:
+        TypeError: A parameter the installed SDK does not know (``extra_body`` sends any).
+    """
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return
+    accepted = signature.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{factory}: the installed SDK takes no parameter {', '.join(unknown)} "
+            "(extra_body={...} sends fields it does not know)"
+        )
 
 
 def text_of(content: str | list[Block], role: str) -> str:
