@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from _model_servers import Server, serve
 from _payloads import VirtualClock
-from _servers import Server, serve
 
 
 @pytest.fixture

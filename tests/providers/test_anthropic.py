@@ -8,8 +8,8 @@ import threading
 from typing import Any
 
 import pytest
+from _model_servers import Drop, Hang, Reply, Server, Stream
 from _payloads import LOOK, Deltas, event, message, request, stream_of, text_block, tool_block
-from _servers import Drop, Hang, Reply, Server, Stream
 
 from praxo_actors.agent import ModelContext
 from praxo_actors.agent._context import enter_model, leave_model

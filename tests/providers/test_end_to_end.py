@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from _helpers import Events, assert_no_new_threads
+from _model_servers import TIMEOUT, Reply, Server, Stream
 from _payloads import LOOK, VirtualClock, chunk, function_call, message, stream_of, text_block
-from _servers import TIMEOUT, Reply, Server, Stream
 
 from praxo_actors import AgentError
 from praxo_actors.agent import Tool, arun_agent, new_agent_options

@@ -9,8 +9,8 @@ import threading
 from typing import Any
 
 import pytest
+from _model_servers import TIMEOUT, Drop, Hang, Reply, Server, Stream
 from _payloads import LOOK, Deltas, bound_port, chunk, completion, function_call, request
-from _servers import TIMEOUT, Drop, Hang, Reply, Server, Stream
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import ModelContext

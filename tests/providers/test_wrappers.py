@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from _helpers import say
+from _model_servers import TIMEOUT
 from _payloads import VirtualClock, request
-from _servers import TIMEOUT
 
 from praxo_actors import AgentError
 from praxo_actors.agent import arun_agent, fallback_model, new_agent_options
