@@ -8,7 +8,14 @@ from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
 from praxo_actors.providers._clients import LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST, model_error
-from praxo_actors.providers._wire import BadRequest, check_params, check_settings, import_sdk
+from praxo_actors.providers._wire import (
+    SHAPE_ERRORS,
+    BadRequest,
+    bad_shape,
+    check_params,
+    check_settings,
+    import_sdk,
+)
 
 __all__ = ["AnthropicModel", "anthropic_model"]
 
@@ -61,15 +68,18 @@ class AnthropicModel:
         body.update(self.params)
         client = self._clients.get()
         try:
-            if not self.stream:
-                message = await client.messages.create(**body, timeout=self.timeout)
-                return from_message(message)
-            return await self._streamed(client, body)
+            if self.stream:
+                return await self._streamed(client, body)
+            message = await client.messages.create(**body, timeout=self.timeout)
         except Exception as exc:
             error = model_error(self._sdk, exc, "anthropic")
             if error is None:
                 raise
             return error
+        try:
+            return from_message(message)
+        except SHAPE_ERRORS as exc:
+            return bad_shape("anthropic", exc)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         from praxo_actors.agent import model_context
@@ -79,7 +89,10 @@ class AnthropicModel:
         stream = await client.messages.create(**body, stream=True, timeout=self.timeout)
         async with stream:
             async for event in stream:
-                text = assembler.add(event)
+                try:
+                    text = assembler.add(event)
+                except SHAPE_ERRORS as exc:
+                    return bad_shape("anthropic", exc)
                 if text and context is not None:
                     context.delta(text)
         return assembler.response()
@@ -158,7 +171,7 @@ def anthropic_model(
         )
 
     clients = LoopClients(make, client)
-    check_params("anthropic_model", (client or clients._spare).messages.create, params)
+    check_params("anthropic_model", clients.sample().messages.create, params)
     return AnthropicModel(
         model,
         sdk=sdk,

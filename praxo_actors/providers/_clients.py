@@ -36,6 +36,10 @@ class LoopClients:
         # Made at once, so that bad settings fail the factory call; the first loop claims it.
         self._spare: Any = make() if given is None else None
 
+    def sample(self) -> Any:
+        """Return a client with the model's settings, to inspect (not to call on a loop)."""
+        return self._given or self._spare or self._make()
+
     def get(self) -> Any:
         """Return the client of the running event loop (making it on first use)."""
         if self._given is not None:

@@ -98,6 +98,8 @@ def model_error(sdk: Any, exc: BaseException, provider: str) -> ModelError | Non
         if code == MODEL_RATE_LIMITED:
             message = with_retry_after(message, _header_retry_after(exc.response.headers))
         return ModelError(code, message)
+    if isinstance(exc, sdk.APIResponseValidationError):  # strict validation of an answer
+        return ModelError(MODEL_BAD_RESPONSE, f"{provider}: {exc}")
     if isinstance(exc, sdk.APIError):  # an error object in an OpenAI stream
         code = _BY_ERROR_TYPE.get(_error_type(exc.body) or "", MODEL_UNAVAILABLE)
         return ModelError(code, f"{provider}: {exc}")

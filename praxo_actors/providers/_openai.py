@@ -9,7 +9,9 @@ from praxo_actors.providers._clients import LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST, model_error
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
 from praxo_actors.providers._wire import (
+    SHAPE_ERRORS,
     BadRequest,
+    bad_shape,
     check_format,
     check_params,
     check_settings,
@@ -61,15 +63,18 @@ class OpenAIModel:
         body.update(self.params)
         client = self._clients.get()
         try:
-            if not self.stream:
-                completion = await client.chat.completions.create(**body, timeout=self.timeout)
-                return from_completion(completion, self.tool_call_format)
-            return await self._streamed(client, body)
+            if self.stream:
+                return await self._streamed(client, body)
+            completion = await client.chat.completions.create(**body, timeout=self.timeout)
         except Exception as exc:
             error = model_error(self._sdk, exc, "openai")
             if error is None:
                 raise
             return error
+        try:
+            return from_completion(completion, self.tool_call_format)
+        except SHAPE_ERRORS as exc:
+            return bad_shape("openai", exc)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         from praxo_actors.agent import model_context
@@ -81,7 +86,10 @@ class OpenAIModel:
         )
         async with stream:
             async for chunk in stream:
-                text = assembler.add(chunk)
+                try:
+                    text = assembler.add(chunk)
+                except SHAPE_ERRORS as exc:
+                    return bad_shape("openai", exc)
                 if text and context is not None:
                     context.delta(text)
         return assembler.response(self.tool_call_format)
@@ -159,7 +167,7 @@ def openai_model(
         from praxo_actors import PraxoError
 
         raise PraxoError(MODEL_AUTH, f"openai_model: {exc}") from None
-    check_params("openai_model", (client or clients._spare).chat.completions.create, params)
+    check_params("openai_model", clients.sample().chat.completions.create, params)
     return OpenAIModel(
         model,
         sdk=sdk,

@@ -147,8 +147,11 @@ class Assembler:
         if getattr(chunk, "usage", None) is not None:
             self.usage = usage_of(chunk.usage)
         added = ""
-        for choice in chunk.choices or ():
-            if getattr(choice, "index", 0) != 0:
+        choices = chunk.choices or []
+        if not isinstance(choices, list):
+            raise TypeError(f"a chunk's choices must be a list, not {type(choices).__name__}")
+        for choice in choices:
+            if choice.index not in (0, None):  # only the first choice is read
                 continue
             delta = choice.delta
             if choice.finish_reason is not None:

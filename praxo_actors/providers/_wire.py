@@ -12,10 +12,13 @@ from typing import Any
 
 from praxo_actors._errors import JSONError, ToolCallError
 from praxo_actors.models import Block, ImageBlock, Message, ModelError, ToolCall
+from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
 
 __all__ = [
+    "SHAPE_ERRORS",
     "BadRequest",
     "CallIds",
+    "bad_shape",
     "check_format",
     "check_params",
     "check_settings",
@@ -25,6 +28,17 @@ __all__ = [
     "text_calls",
     "text_of",
 ]
+
+
+SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+"""What reading an answer of the wrong shape raises: the SDKs do not validate what they get."""
+
+
+def bad_shape(provider: str, exc: Exception) -> ModelError:
+    """Return ``MODEL_BAD_RESPONSE`` for an answer whose shape could not be read."""
+    return ModelError(
+        MODEL_BAD_RESPONSE, f"{provider}: the answer has an unexpected shape: {exc!r}"
+    )
 
 
 class BadRequest(Exception):

@@ -155,6 +155,15 @@ def test_an_inexpressible_message_is_a_bad_request(server: Server, bad: Message)
     assert server.requests == []
 
 
+@pytest.mark.parametrize("body", ["a string", {"content": 3}, {"content": [{"type": "text"}]}])
+def test_an_answer_of_the_wrong_shape_is_a_bad_response(server: Server, body: Any) -> None:
+    """A 200 body that is not a message gives MODEL_BAD_RESPONSE, not an exception."""
+    server.script(Reply(body))
+    [result] = ask(model(server), request())
+    assert isinstance(result, ModelError)
+    assert result.code == "MODEL_BAD_RESPONSE"
+
+
 def test_tool_use_blocks_come_back_as_calls(server: Server) -> None:
     """tool_use blocks become ToolCalls with their ids; text beside them is kept."""
     content = [

@@ -185,6 +185,24 @@ def test_a_completion_without_choices_is_a_bad_response(server: Server) -> None:
     assert result.code == "MODEL_BAD_RESPONSE"
 
 
+@pytest.mark.parametrize(
+    "body", ["a string", {"choices": "nope"}, {"choices": [{"message": None}]}, [1, 2]]
+)
+def test_an_answer_of_the_wrong_shape_is_a_bad_response(server: Server, body: Any) -> None:
+    """A 200 body that is not a completion gives MODEL_BAD_RESPONSE, not an exception."""
+    server.script(Reply(body))
+    [result] = ask(model(server), request())
+    assert isinstance(result, ModelError)
+    assert result.code == "MODEL_BAD_RESPONSE"
+
+
+def test_a_stream_chunk_of_the_wrong_shape_is_a_bad_response(server: Server) -> None:
+    """A streamed chunk that is not a chunk gives MODEL_BAD_RESPONSE."""
+    server.script(Stream([(None, {"choices": "nope"})]))
+    [result] = ask(model(server, stream=True), request())
+    assert result.code == "MODEL_BAD_RESPONSE"
+
+
 def test_an_image_outside_a_user_message_is_a_bad_request(server: Server) -> None:
     """An image in a system message cannot be expressed: MODEL_BAD_REQUEST, nothing sent."""
     bad = Message(role="system", content=[ImageBlock("http://x/y.png")])
