@@ -37,13 +37,15 @@ class Reply:
 class Stream:
     """A ``text/event-stream`` answer: ``(event name or None, data)`` pairs.
 
-    ``gate`` (with ``after``): the server waits for it after that many events.
+    ``gate`` (with ``after``): the server waits for it after that many events. ``cut``: the
+    connection is closed after the events, without the body's last chunk.
     """
 
     events: list[tuple[str | None, Any]]
     gate: threading.Event | None = None
     after: int = 1
     status: int = 200
+    cut: bool = False
 
 
 @dataclass
@@ -161,6 +163,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(frame.encode())
             if reply.gate is not None and count == reply.after:
                 reply.gate.wait(TIMEOUT)
+        if reply.cut:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self._chunk(b"")
 
     def _chunk(self, data: bytes) -> None:

@@ -263,6 +263,14 @@ def test_an_error_event_inside_a_stream_becomes_a_code(server: Server) -> None:
     assert deltas.texts == ["part"]
 
 
+def test_a_connection_cut_mid_stream_is_unavailable(server: Server) -> None:
+    """A stream whose connection drops before its end gives MODEL_UNAVAILABLE."""
+    events = [event("message_start", message=message([])), *text_block(0, "par")]
+    server.script(Stream(events, cut=True))
+    [result] = ask(model(server, stream=True), request(), deltas=Deltas())
+    assert result.code == "MODEL_UNAVAILABLE"
+
+
 def test_a_stream_that_stops_early_is_a_bad_response(server: Server) -> None:
     """A stream ending before message_stop gives MODEL_BAD_RESPONSE, not a partial reply."""
     server.script(Stream([event("message_start", message=message([])), *text_block(0, "par")]))

@@ -393,6 +393,15 @@ def test_an_error_inside_a_stream_becomes_a_code(server: Server) -> None:
     assert empty.code == "MODEL_BAD_RESPONSE"  # a stream with no chunk at all
 
 
+def test_a_connection_cut_mid_stream_is_unavailable(server: Server) -> None:
+    """A stream whose connection drops before its end gives MODEL_UNAVAILABLE."""
+    server.script(Stream([chunk({"content": "par"})], cut=True))
+    deltas = Deltas()
+    [result] = streamed(model(server, stream=True), deltas, request())
+    assert result.code == "MODEL_UNAVAILABLE"
+    assert deltas.texts == ["par"]
+
+
 def test_a_stream_refused_with_a_status_becomes_its_code(server: Server) -> None:
     """A streamed request answered 401 is MODEL_AUTH, like an unstreamed one."""
     server.script(Reply({"error": {"message": "bad key"}}, status=401))
