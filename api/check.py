@@ -24,6 +24,7 @@ PUBLIC_MODULES = (
     "praxo_actors.memory",
     "praxo_actors.testing",
     "praxo_actors.runtime",
+    "praxo_actors.providers",
     "praxo_actors.cli",
     "supervisors",
 )

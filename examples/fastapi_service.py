@@ -25,8 +25,13 @@ fastapi_service:create_app`` there is no such hook: the runtime stops after uvic
 so an open event stream is cut when the grace period runs out.)
 
 The model is an ``async`` echo with a short pause (a stand-in for an LLM client; an input of
-``fail`` fails it with ``MODEL_UNAVAILABLE``), so the service needs no network. Pass your own
-to ``create_app(model=...)``.
+``fail`` fails it with ``MODEL_UNAVAILABLE``), so the service needs no network. With
+``OPENAI_BASE_URL`` set, it is :func:`~praxo_actors.providers.openai_model` on that server
+instead (OpenAI, vLLM, llama.cpp, Ollama; the ``openai`` extra): ``OPENAI_MODEL`` names the
+model, ``OPENAI_API_KEY`` is its key (a self-hosted server may need none),
+``PRAXO_TOOL_CALL_FORMAT`` reads tool calls from the model's text (e.g. ``hermes``) and
+``PRAXO_STREAM=1`` streams the text as ``model.delta`` events. Pass your own to
+``create_app(model=...)``.
 
 Run: ``python examples/fastapi_service.py`` (uvicorn on 127.0.0.1), then for example::
 
@@ -188,6 +193,9 @@ def create_app(
                 yield
             finally:
                 await service.stop()
+                close = getattr(agent_model, "aclose", None)
+                if close is not None:  # a provider's HTTP client, opened on this loop
+                    await close()
 
     app = FastAPI(title="praxo-actors sessions", lifespan=lifespan)
     app.state.service = service
@@ -319,11 +327,27 @@ LOG_CONFIG: dict[str, Any] = {
 }
 
 
+def model_from_environment() -> Model:
+    """Return ``openai_model`` on ``OPENAI_BASE_URL`` when it is set, else the echo model."""
+    base_url = os.environ.get("OPENAI_BASE_URL")
+    if not base_url:
+        return echo_model(float(os.environ.get("PRAXO_MODEL_LATENCY", "0.05")))
+    from praxo_actors.providers import openai_model
+
+    return openai_model(
+        os.environ.get("OPENAI_MODEL", "gpt-4o-mini"),
+        base_url=base_url,
+        api_key=os.environ.get("OPENAI_API_KEY", "unused"),
+        tool_call_format=os.environ.get("PRAXO_TOOL_CALL_FORMAT") or None,
+        stream=os.environ.get("PRAXO_STREAM") == "1",
+    )
+
+
 def main() -> None:
     """Serve the app with the settings from the environment."""
     app = create_app(
         os.environ.get("PRAXO_STORE", DEFAULT_STORE),
-        model=echo_model(float(os.environ.get("PRAXO_MODEL_LATENCY", "0.05"))),
+        model=model_from_environment(),
         on_busy=os.environ.get("PRAXO_ON_BUSY", "enqueue"),
     )
     config = uvicorn.Config(

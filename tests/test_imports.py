@@ -84,3 +84,30 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         _ = memory.no_such_name  # type: ignore[attr-defined]
     with pytest.raises(ImportError):
         from praxo_actors import no_such_name  # type: ignore[attr-defined]  # noqa: F401
+
+
+def modules_after(code: str, names: tuple[str, ...]) -> list[str]:
+    """Run ``code`` in a fresh interpreter; return which of ``names`` it left loaded."""
+    script = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {names!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
+def test_the_providers_import_their_sdks_on_first_use() -> None:
+    """``import praxo_actors.providers`` loads no SDK; a factory call loads its own only."""
+    sdks = ("openai", "anthropic", "httpx2", "httpx")
+    assert modules_after("import praxo_actors.providers", sdks) == []
+    made = "from praxo_actors.providers import openai_model\nopenai_model('m', api_key='k')"
+    assert modules_after(made, ("openai", "anthropic")) == ["openai"]
+
+
+@pytest.mark.parametrize("module", ["praxo_actors", "praxo_actors.core", "praxo_actors.agent"])
+def test_the_core_layers_never_import_the_providers(module: str) -> None:
+    """The Core and the agent loop do not depend on the providers package."""
+    assert modules_after(f"import {module}", ("praxo_actors.providers",)) == []

@@ -74,7 +74,9 @@ def serve(directory: Path, store: Path, **settings: str) -> Iterator[Server]:
     """Run the example as a script until it is ready; stop it (and check it stopped) after."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PORT": str(port), "PRAXO_STORE": str(store), **settings}
+    # The echo model unless a test points the example at a server of its own.
+    inherited = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    env = {**inherited, "PORT": str(port), "PRAXO_STORE": str(store), **settings}
     log = directory / f"server-{port}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -1,0 +1,183 @@
+"""``anthropic_model``: an async model on the Anthropic Messages API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from praxo_actors.models import ModelError, Request, Response
+from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
+from praxo_actors.providers._clients import LoopClients
+from praxo_actors.providers._errors import MODEL_BAD_REQUEST, model_error
+from praxo_actors.providers._wire import (
+    SHAPE_ERRORS,
+    BadRequest,
+    bad_shape,
+    check_params,
+    check_settings,
+    import_sdk,
+)
+
+__all__ = ["AnthropicModel", "anthropic_model"]
+
+_RESERVED = ("model", "messages", "system", "tools", "stream", "max_tokens", "timeout")
+
+
+class AnthropicModel:
+    """An ``async`` model calling ``messages.create`` with the ``anthropic`` SDK.
+
+    Made by :func:`anthropic_model`; holds one SDK client per event loop that calls it, as
+    :class:`OpenAIModel` does (:meth:`aclose`, :meth:`close`).
+    """
+
+    __slots__ = ("_clients", "_sdk", "max_tokens", "model", "params", "stream", "timeout")
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        sdk: Any,
+        clients: LoopClients,
+        stream: bool,
+        timeout: float | None,
+        max_tokens: int,
+        params: dict[str, Any],
+    ) -> None:
+        self.model = model
+        self.stream = stream
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.params = params
+        self._sdk = sdk
+        self._clients = clients
+
+    async def __call__(self, request: Request) -> Response | ModelError:
+        """Send the request's turns and tools; return the reply, or the failure's code."""
+        try:
+            system, turns = to_messages(request.messages)
+        except BadRequest as exc:
+            return ModelError(MODEL_BAD_REQUEST, f"anthropic: {exc}")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": turns,
+        }
+        if system is not None:
+            body["system"] = system
+        if request.tools:
+            body["tools"] = to_tools(request.tools)
+        body.update(self.params)
+        client = self._clients.get()
+        try:
+            if self.stream:
+                return await self._streamed(client, body)
+            message = await client.messages.create(**body, timeout=self.timeout)
+        except Exception as exc:
+            error = model_error(self._sdk, exc, "anthropic")
+            if error is None:
+                raise
+            return error
+        try:
+            return from_message(message)
+        except SHAPE_ERRORS as exc:
+            return bad_shape("anthropic", exc)
+
+    async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
+        from praxo_actors.agent import model_context
+
+        context = model_context()
+        assembler = Assembler()
+        stream = await client.messages.create(**body, stream=True, timeout=self.timeout)
+        async with stream:
+            async for event in stream:
+                try:
+                    text = assembler.add(event)
+                except SHAPE_ERRORS as exc:
+                    return bad_shape("anthropic", exc)
+                if text and context is not None:
+                    context.delta(text)
+        return assembler.response()
+
+    async def aclose(self) -> None:
+        """Close the client of the running event loop (a given ``client`` stays open)."""
+        await self._clients.aclose()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close every client this model made, from outside their loops."""
+        self._clients.close(timeout)
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"anthropic_model({self.model!r}, stream={self.stream})"
+
+
+def anthropic_model(
+    model: str,
+    *,
+    client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    stream: bool = False,
+    timeout: float | None = 60.0,
+    max_tokens: int = 4096,
+    **params: Any,
+) -> AnthropicModel:
+    """Return an ``async`` model on the Anthropic Messages API.
+
+    Args:
+        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        client: An ``anthropic.AsyncAnthropic`` to use as it is (its own retries and
+            settings); None: one is made per event loop from ``base_url`` and ``api_key``,
+            with the SDK's own retries off (wrap the model in :func:`retrying` for those).
+        base_url: None: ``ANTHROPIC_BASE_URL`` or Anthropic's.
+        api_key: None: ``ANTHROPIC_API_KEY``.
+        stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
+        timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
+        max_tokens: The most tokens one answer may have (the API requires a bound).
+        params: Sent with every request: what the installed SDK's ``messages.create`` takes
+            (``tool_choice``, ``thinking``, ``stop_sequences``, ``extra_body``...).
+
+    Returns:
+        The model; ``Response.usage`` holds ``input_tokens``, ``output_tokens`` and, when
+        the API reports them, ``cache_creation_input_tokens``, ``cache_read_input_tokens``.
+
+    Raises:
+        ImportError: The ``anthropic`` extra is not installed.
+        TypeError: A setting of the wrong type, a parameter the request sets, or one the
+            SDK does not take.
+        ValueError: An empty ``model``, a bad ``timeout`` or ``max_tokens``, or ``client``
+            with a URL or key.
+    """
+    check_settings("anthropic_model", model, timeout, stream, params, _RESERVED)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise TypeError("anthropic_model: max_tokens must be an int")
+    if max_tokens < 1:
+        raise ValueError(f"anthropic_model: max_tokens must be at least 1, got {max_tokens}")
+    if client is not None and (base_url is not None or api_key is not None):
+        raise ValueError("anthropic_model: pass a client or base_url/api_key, not both")
+    sdk = import_sdk("anthropic", "anthropic_model")
+    if client is not None and not isinstance(client, sdk.AsyncAnthropic):
+        raise TypeError(
+            f"anthropic_model: client must be an anthropic.AsyncAnthropic, not {client!r}"
+        )
+
+    def make() -> Any:
+        return sdk.AsyncAnthropic(
+            base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout
+        )
+
+    clients = LoopClients(make, client)
+    check_params("anthropic_model", clients.sample().messages.create, params)
+    return AnthropicModel(
+        model,
+        sdk=sdk,
+        clients=clients,
+        stream=stream,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        params=dict(params),
+    )

@@ -1,0 +1,92 @@
+"""One SDK client per event loop: an async HTTP client's connections belong to the loop they
+were opened on, and one model may be called from several loops (the runtime's, a service's,
+``asyncio.run`` in a script).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LoopClients"]
+
+
+class LoopClients:
+    """The client each event loop calls the model with; made on demand, closed on request.
+
+    A client given by the user is used on every loop and never closed here: its owner
+    knows which loop it belongs to.
+
+    Args:
+        make: Builds a new client (the SDK's constructor with the model's settings).
+        given: The user's own client, or None.
+    """
+
+    def __init__(self, make: Callable[[], Any], given: Any = None) -> None:
+        self._make = make
+        self._given = given
+        self._lock = threading.Lock()
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Made at once, so that bad settings fail the factory call; the first loop claims it.
+        self._spare: Any = make() if given is None else None
+
+    def sample(self) -> Any:
+        """Return a client with the model's settings, to inspect (not to call on a loop)."""
+        return self._given or self._spare or self._make()
+
+    def get(self) -> Any:
+        """Return the client of the running event loop (making it on first use)."""
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._by_loop.get(loop)
+            if client is None:
+                client, self._spare = self._spare or self._make(), None
+                self._by_loop[loop] = client
+            return client
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop; the next call makes a new one."""
+        with self._lock:
+            client = self._by_loop.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close every client this model made, each on its own loop, from outside those loops.
+
+        A loop that is running (on another thread) closes its client there; a loop that is
+        not running closes it here; a closed loop's client cannot be closed any more and is
+        dropped.
+
+        Raises:
+            RuntimeError: Called on a thread whose loop holds a client: use :meth:`aclose`.
+            TimeoutError: A loop did not close its client within ``timeout`` seconds.
+        """
+        with self._lock:
+            clients, self._by_loop = list(self._by_loop.items()), weakref.WeakKeyDictionary()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for loop, client in clients:
+            if loop is running:
+                raise RuntimeError("close() on the loop that uses the model: await aclose()")
+            if loop.is_closed():
+                continue
+            if loop.is_running():
+                future = asyncio.run_coroutine_threadsafe(client.close(), loop)
+                try:
+                    future.result(timeout)
+                except concurrent.futures.TimeoutError:
+                    future.cancel()
+                    raise TimeoutError(f"a client was not closed within {timeout} s") from None
+            else:
+                loop.run_until_complete(client.close())
