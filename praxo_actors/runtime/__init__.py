@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._inspect import SessionInfo
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._restore import read_session
 from praxo_actors.runtime._run_future import RunFuture
@@ -32,6 +33,7 @@ __all__ = [
     "SchedulerStatistics",
     "SessionCrashedError",
     "SessionHandle",
+    "SessionInfo",
     "StructlogSink",
     "Subscription",
     "SubscriptionStatistics",

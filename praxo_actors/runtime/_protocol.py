@@ -24,7 +24,9 @@ __all__ = [
     "EffectDone",
     "FlushCheckpoints",
     "GetHistory",
+    "GetInfo",
     "History",
+    "Info",
     "JournalEffect",
     "Journaled",
     "LoadPending",
@@ -170,6 +172,21 @@ class History(_Msg, frozen=True, tag="history"):
     messages: list[Message]
 
 
+class GetInfo(_Msg, frozen=True, tag="get_info"):
+    """Ask a session what it is doing (reply: :class:`Info`)."""
+
+
+class Info(_Msg, frozen=True, tag="info"):
+    """A session's reply to :class:`GetInfo`."""
+
+    restored: bool
+    agent: str | None
+    queued_runs: int
+    running_run_id: str | None
+    messages: int
+    pending_interrupt: Any = None
+
+
 class Crash(_Msg, frozen=True, tag="crash"):
     """Fail the receiving actor on purpose (a test hook for crash recovery)."""
 
@@ -241,6 +258,8 @@ RuntimeMessage = (
     | Restore
     | GetHistory
     | History
+    | GetInfo
+    | Info
     | Crash
     | Publish
     | Journaled

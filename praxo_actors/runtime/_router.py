@@ -448,6 +448,17 @@ class Router(Resumption):
                 new.backlog.append((run_id, self.starts[run_id]))  # type: ignore[union-attr]
             self.activator.activate(session_id, new)
 
+    def describe(
+        self, session_ids: list[str] | None, limit: int
+    ) -> list[tuple[str, pykka.ActorRef[Any] | None, float, int]]:
+        """(id, actor or None while activating, idle seconds, pending runs) of live sessions."""
+        now = self.clock()
+        if session_ids is None:
+            chosen = list(self.live.items())[:limit]
+        else:
+            chosen = [(sid, self.live[sid]) for sid in session_ids if sid in self.live]
+        return [(sid, e.ref, now - e.last_active, len(e.runs)) for sid, e in chosen]
+
     def _entry(self) -> _Entry:
         return _Entry(last_active=self.clock(), backlog=[])
 

@@ -47,6 +47,7 @@ from praxo_actors.runtime._config import OnBusy, RuntimeConfig
 from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
+from praxo_actors.runtime._inspect import SessionInfo, inspect_session, list_sessions
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._lease import lease
 from praxo_actors.runtime._loop_sched import LoopScheduler
@@ -323,6 +324,38 @@ class Runtime:
         self._agents.register(name, options_factory, per_session, durable)
         if self._config.resume:
             self._resumer.agent_registered(name)
+
+    def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
+        """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT``, ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, or
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ainspect`).
+        """
+        check_not_blocking("Runtime.inspect()")
+        return inspect_session(self, session_id, timeout)
+
+    def sessions(
+        self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
+    ) -> list[SessionInfo]:
+        """Return up to ``limit`` sessions, live and activating ones first, then passivated ones
+        from the store (in id order); ``state`` keeps one state only.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad state or limit; as :meth:`inspect`.
+        """
+        check_not_blocking("Runtime.sessions()")
+        return list_sessions(self, state, limit, timeout)
+
+    async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
+        """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
+        return await asyncio.to_thread(inspect_session, self, session_id, timeout)
+
+    async def asessions(
+        self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
+    ) -> list[SessionInfo]:
+        """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
+        return await asyncio.to_thread(list_sessions, self, state, limit, timeout)
 
     def resume_pending(self) -> int:
         """Restore every session whose durable run a previous process left journaled.

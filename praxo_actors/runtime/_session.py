@@ -42,7 +42,9 @@ from praxo_actors.runtime._protocol import (
     Crash,
     EffectDone,
     GetHistory,
+    GetInfo,
     History,
+    Info,
     Journaled,
     Restore,
     RunDeadline,
@@ -89,6 +91,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
         self._resumed: set[str] | None = None  # durable runs resumed from the journal
+        self._last_agent: str | None = None  # the agent of the last run started
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -126,7 +129,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         if type(message) is tuple:
             message, error = message
         decoded = decode(message)
-        if self.session is None and not isinstance(decoded, Restore | Crash | GetHistory):
+        if self.session is None and not isinstance(decoded, Restore | Crash | GetHistory | GetInfo):
             if self.stash is None:
                 self.stash = []
             self.stash.append(message if error is None else (message, error))
@@ -156,6 +159,17 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._cancel(run_id, hard)
             case RunDeadline(run_id=run_id):
                 self._deadline(run_id)
+            case GetInfo():
+                current = self.current
+                return encode(
+                    Info(
+                        restored=self.session is not None,
+                        agent=current.agent if current is not None else self._last_agent,
+                        queued_runs=len(self.queue) + len(self.stash or ()),
+                        running_run_id=None if current is None else current.run.run_id,
+                        messages=0 if self.session is None else len(self.session.messages),
+                    )
+                )
             case GetHistory():
                 if self.session is None:
                     return None  # not restored yet: the caller reads the checkpoint instead
@@ -277,6 +291,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._failed(start.run_id, exc)
                 continue
             current = Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
+            self._last_agent = start.agent
             if host.router.agents.is_durable(start.agent):
                 current.durable = DurableRun(
                     self.session_id, start.run_id, start.agent, start.input, host.key
