@@ -117,9 +117,12 @@ class Event(msgspec.Struct, frozen=True):
 
 
 class RunResult(msgspec.Struct, frozen=True):
-    """The outcome of a completed run.
+    """The outcome of a run that completed, or stopped to ask a person.
 
     ``usage`` sums the integer counters (e.g. tokens) of every model response of the run.
+    ``status`` is ``"completed"``, or ``"interrupted"`` when a tool returned an ``Interrupt``
+    or a call waits for approval: then ``interrupt`` is its payload, ``output`` is empty, and
+    ``session`` holds the run so far and its pending state (resume it to go on).
     """
 
     run_id: str
@@ -130,6 +133,8 @@ class RunResult(msgspec.Struct, frozen=True):
     model_calls: int = 0
     tool_calls: int = 0
     usage: dict[str, int] = msgspec.field(default_factory=dict)
+    status: str = "completed"
+    interrupt: Any = None
 
 
 def session(id: str) -> Session:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from praxo_actors._errors import AgentError
 from praxo_actors.agent._context import ModelContext, ToolContext, model_context, tool_context
-from praxo_actors.agent._drivers import arun_agent, call, run_agent
+from praxo_actors.agent._drivers import aresume_agent, arun_agent, call, resume_agent, run_agent
 from praxo_actors.agent._effects import (
     BeginStep,
     CallModel,
@@ -55,6 +55,7 @@ from praxo_actors.agent._effects import (
     Emit,
 )
 from praxo_actors.agent._fallback import FallbackModel, Model, fallback_model
+from praxo_actors.agent._interrupt import Interrupt
 from praxo_actors.agent._journaled import Journal, ListJournal, StoreJournal
 from praxo_actors.agent._options import AgentOptions, Sink, new_agent_options
 from praxo_actors.agent._run import AgentRun, start_run
@@ -73,6 +74,7 @@ __all__ = [
     "Effect",
     "Emit",
     "FallbackModel",
+    "Interrupt",
     "Journal",
     "ListJournal",
     "Model",
@@ -82,12 +84,14 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "aresume_agent",
     "arun_agent",
     "call",
     "fallback_model",
     "model_context",
     "new_agent_options",
     "new_run_id",
+    "resume_agent",
     "run_agent",
     "start_run",
     "tool_context",

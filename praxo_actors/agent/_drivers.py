@@ -19,13 +19,13 @@ from praxo_actors.agent._effects import (
 )
 from praxo_actors.agent._machine import copy_json, throw_into
 from praxo_actors.agent._options import AgentOptions
-from praxo_actors.agent._run import start_run
+from praxo_actors.agent._run import AgentRun, resume_run, start_run
 from praxo_actors.models import Message, RunResult, Session, ToolCall
 
 if TYPE_CHECKING:
     from praxo_actors.agent._journaled import Journal
 
-__all__ = ["arun_agent", "call", "run_agent"]
+__all__ = ["aresume_agent", "arun_agent", "call", "resume_agent", "run_agent"]
 
 
 def _invoke(effect: Effect) -> Any:
@@ -86,6 +86,10 @@ def run_agent(
         from praxo_actors.agent._journaled import run_journaled
 
         return run_journaled(run, journal, session.id)
+    return _drive(run)
+
+
+def _drive(run: AgentRun) -> RunResult:
     # The generator is driven directly (not through AgentRun.send) because this loop is the
     # hot path: one iteration per effect, three effects per tool step.
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
@@ -150,6 +154,10 @@ async def arun_agent(
         from praxo_actors.agent._journaled import arun_journaled
 
         return await arun_journaled(run, journal, session.id)
+    return await _adrive(run)
+
+
+async def _adrive(run: AgentRun) -> RunResult:
     gen, effect = run._gen, cast(Effect, run.effect)  # a new run always has one
     thrown: BaseException | None = None
     try:
@@ -195,6 +203,46 @@ async def _ainvoke(effect: CallModel | CallTool) -> Any:
     finally:
         _TOOL.reset(tool_token)
     return reply
+
+
+def resume_agent(
+    options: AgentOptions,
+    session: Session,
+    value: Any,
+    *,
+    journal: Journal | None = None,
+) -> RunResult:
+    """Go on with the interrupted run ``session`` holds, synchronously (see :func:`run_agent`).
+
+    ``value`` is the interrupted tool call's result, or for an approval ``True``, ``False`` or
+    ``{"approved": True, "arguments": {...}}``. The run keeps its ``run_id``.
+
+    Raises:
+        AgentError: ``SESSION_NOT_INTERRUPTED``, ``AGENT_INVALID_RESUME``, and as
+            :func:`run_agent`.
+    """
+    run = resume_run(options, session, value)
+    if journal is not None:
+        from praxo_actors.agent._journaled import run_journaled
+
+        return run_journaled(run, journal, session.id)
+    return _drive(run)
+
+
+async def aresume_agent(
+    options: AgentOptions,
+    session: Session,
+    value: Any,
+    *,
+    journal: Journal | None = None,
+) -> RunResult:
+    """:func:`resume_agent` under asyncio (callbacks may be ``async def``)."""
+    run = resume_run(options, session, value)
+    if journal is not None:
+        from praxo_actors.agent._journaled import arun_journaled
+
+        return await arun_journaled(run, journal, session.id)
+    return await _adrive(run)
 
 
 def call(options: AgentOptions, tool_call: ToolCall) -> Any:

@@ -18,6 +18,7 @@ from praxo_actors.agent._effects import (
     Effect,
     Emit,
 )
+from praxo_actors.agent._interrupt import Interrupt, Pending, with_pending
 from praxo_actors.agent._options import AgentOptions, Sink
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.core import (
@@ -128,18 +129,31 @@ def throw_into(gen: Machine, exc: BaseException) -> Effect:
 def machine(
     options: AgentOptions,
     session: Session,
-    user: Message,
+    user: Message | None,
     run_id: str,
     clock: Callable[[], int],
+    resume: tuple[Pending, Any] | None = None,
 ) -> Machine:
-    """Yield the effects of one run and return its :class:`RunResult` (see ``AgentRun``)."""
+    """Yield the effects of one run and return its :class:`RunResult` (see ``AgentRun``).
+
+    With ``resume`` (the session's pending run and the checked resume value) the run goes on
+    from its interrupted call instead of starting from ``user``.
+    """
     session_id = session.id
     # None without a sink: a run then builds no events at all.
     event = None if options.sink is None else _Events(options.sink, run_id, session_id, clock)
 
-    messages = [*session.messages, user]
-    if event is not None:
-        yield event("run.started", {"input": _text(user.content)})
+    metadata = session.metadata
+    if resume is None:
+        assert user is not None
+        messages = [*session.messages, user]
+        if event is not None:
+            yield event("run.started", {"input": _text(user.content)})
+    else:
+        messages = list(session.messages)
+        metadata = with_pending(metadata, None)
+        if event is not None:
+            yield event("run.resumed", {"step": resume[0].step, "kind": resume[0].kind})
 
     limit = options.call_limit
     model_limit = limit.model_limit if limit is not None and limit.model_limit > 0 else 0
@@ -152,167 +166,274 @@ def machine(
     redacted: dict[int, tuple[Message, Message]] = {}
     model_calls = tool_calls = 0
     usage: dict[str, int] = {}
-
-    for step in range(1, options.max_steps + 1):
-        stop = yield BeginStep(step)
-        if stop is not None:
-            raise (yield from _fail(event, run_id, str(stop), f"stopped before step {step}"))
-
-        if options.compaction is not None:
-            try:
-                compacted, removed = yield from _compact(options.compaction, messages)
-            except CompactionError as exc:
-                raise (yield from _fail(event, run_id, exc.code, exc.message)) from exc
-            except Exception as exc:  # the summariser raised: reported, then re-raised
-                yield from _crashed(event, exc, CALLBACK)
-                raise
-            if removed:
-                messages = compacted
-                if event is not None:
-                    yield event(
-                        "context.compacted",
-                        {"step": step, "removed": removed, "messages": len(messages)},
-                    )
-
-        if model_limit and model_calls >= model_limit:
-            raise (
-                yield from _fail(
-                    event,
-                    run_id,
-                    "AGENT_MODEL_CALL_LIMIT",
-                    f"model call limit {model_limit} reached",
-                )
-            )
-        model_calls += 1
-        request = Request(
-            messages=_redact_messages(messages, redacted) if pii else list(messages),
-            tools=list(advertised),
-            run_id=run_id,
-            session_id=session_id,
-            step=step,
+    approval = options.approval
+    first_step, resume_calls = 1, None
+    if resume is not None:
+        pending, resumed = resume
+        first_step, resume_calls = pending.step, pending.calls
+        model_calls, tool_calls, usage = (
+            pending.model_calls,
+            pending.tool_calls,
+            dict(pending.usage),
         )
-        if event is not None:
-            yield event(
-                "model.requested",
-                {"step": step, "messages": len(messages), "tools": [t.name for t in advertised]},
-            )
-        result: Any = None
-        attempt = 0
-        context = ModelContext(run_id, session_id, step, event)
-        for model in attempts:
-            attempt += 1
-            try:
-                result = yield CallModel(model, request, context)
-            except Exception as exc:
-                yield from _crashed(event, exc, CALLBACK)
-                raise
-            if type(result) is not ModelError:
-                break
-        if type(result) is not Response:
-            if isinstance(result, ModelError):
-                raise (
-                    yield from _fail(
-                        event, run_id, result.code, result.message or f"model failed: {result.code}"
-                    )
-                )
-            if not isinstance(result, Response):
-                raise (yield from _crashed(event, _not_a_response(result), CALLBACK))
-        reply: Message = result.message
-        if type(reply) is not Message or not _json_or_none(result.usage):
-            raise (yield from _crashed(event, _bad_response(result), CALLBACK))
-        messages.append(reply)
-        if result.usage:
-            _add_usage(usage, result.usage)
-        calls: list[ToolCall] = reply.tool_calls
-        text = _text(reply.content)
-        if event is not None:
-            yield event(
-                "model.responded",
-                {
-                    "step": step,
-                    "attempts": attempt,
-                    "content": text,
-                    "tool_calls": len(calls),
-                    "usage": result.usage,
-                },
-            )
 
-        if not calls and options.parse_text_tool_calls and _may_hold_calls(text):
-            try:
-                calls = parse_tool_calls(text)
-            except ToolCallError as exc:
-                # Malformed markup goes back to the model, which can correct it next step.
-                messages.append(Message(role="tool", content=_error_json(exc.code, exc.message)))
-                continue
+    for step in range(first_step, options.max_steps + 1):
+        if resume_calls is None:
+            stop = yield BeginStep(step)
+            if stop is not None:
+                raise (yield from _fail(event, run_id, str(stop), f"stopped before step {step}"))
 
-        if not calls:
-            structured = None
-            so = options.structured_output
-            if so is not None:
+            if options.compaction is not None:
                 try:
-                    text, structured = yield from structured_steps(so, text)
-                except AgentError as exc:
-                    raise (yield from _fail(event, run_id, exc.code, exc.message)) from None
-                except Exception as exc:  # the repairer raised
-                    yield from _crashed(event, exc, "AGENT_STRUCTURED_OUTPUT")
+                    compacted, removed = yield from _compact(options.compaction, messages)
+                except CompactionError as exc:
+                    raise (yield from _fail(event, run_id, exc.code, exc.message)) from exc
+                except Exception as exc:  # the summariser raised: reported, then re-raised
+                    yield from _crashed(event, exc, CALLBACK)
                     raise
-            if event is not None:
-                yield event(
-                    "run.completed",
-                    {
-                        "output": text,
-                        "steps": step,
-                        "model_calls": model_calls,
-                        "tool_calls": tool_calls,
-                    },
-                )
-            return RunResult(
-                run_id=run_id,
-                session=Session(session_id, messages, dict(session.metadata)),
-                output=text,
-                structured=structured,
-                steps=step,
-                model_calls=model_calls,
-                tool_calls=tool_calls,
-                usage=usage,
-            )
+                if removed:
+                    messages = compacted
+                    if event is not None:
+                        yield event(
+                            "context.compacted",
+                            {"step": step, "removed": removed, "messages": len(messages)},
+                        )
 
-        for index, call in enumerate(calls):
-            name = call.name
-            if selection is not None and not selection.permits(name):
-                raise (
-                    yield from _fail(
-                        event, run_id, "AGENT_TOOL_NOT_SELECTED", f"tool {name!r} is not selected"
-                    )
-                )
-            tool = tools.get(name)
-            if tool is None:
-                raise (yield from _fail(event, run_id, "TOOL_NOT_FOUND", f"no tool named {name!r}"))
-            if tool_limit and tool_calls >= tool_limit:
+            if model_limit and model_calls >= model_limit:
                 raise (
                     yield from _fail(
                         event,
                         run_id,
-                        "AGENT_TOOL_CALL_LIMIT",
-                        f"tool call limit {tool_limit} reached",
+                        "AGENT_MODEL_CALL_LIMIT",
+                        f"model call limit {model_limit} reached",
                     )
                 )
-            tool_calls += 1
+            model_calls += 1
+            request = Request(
+                messages=_redact_messages(messages, redacted) if pii else list(messages),
+                tools=list(advertised),
+                run_id=run_id,
+                session_id=session_id,
+                step=step,
+            )
             if event is not None:
                 yield event(
-                    "tool.started",
-                    {"step": step, "name": name, "id": call.id, "arguments": call.arguments},
+                    "model.requested",
+                    {
+                        "step": step,
+                        "messages": len(messages),
+                        "tools": [t.name for t in advertised],
+                    },
                 )
-            try:
-                value = yield CallTool(
-                    tool,
-                    copy_json(call.arguments),
-                    call,
-                    ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+            result: Any = None
+            attempt = 0
+            context = ModelContext(run_id, session_id, step, event)
+            for model in attempts:
+                attempt += 1
+                try:
+                    result = yield CallModel(model, request, context)
+                except Exception as exc:
+                    yield from _crashed(event, exc, CALLBACK)
+                    raise
+                if type(result) is not ModelError:
+                    break
+            if type(result) is not Response:
+                if isinstance(result, ModelError):
+                    raise (
+                        yield from _fail(
+                            event,
+                            run_id,
+                            result.code,
+                            result.message or f"model failed: {result.code}",
+                        )
+                    )
+                if not isinstance(result, Response):
+                    raise (yield from _crashed(event, _not_a_response(result), CALLBACK))
+            reply: Message = result.message
+            if type(reply) is not Message or not _json_or_none(result.usage):
+                raise (yield from _crashed(event, _bad_response(result), CALLBACK))
+            messages.append(reply)
+            if result.usage:
+                _add_usage(usage, result.usage)
+            calls: list[ToolCall] = reply.tool_calls
+            text = _text(reply.content)
+            if event is not None:
+                yield event(
+                    "model.responded",
+                    {
+                        "step": step,
+                        "attempts": attempt,
+                        "content": text,
+                        "tool_calls": len(calls),
+                        "usage": result.usage,
+                    },
                 )
-            except Exception as exc:
-                yield from _crashed(event, exc, CALLBACK)
-                raise
+
+            if not calls and options.parse_text_tool_calls and _may_hold_calls(text):
+                try:
+                    calls = parse_tool_calls(text)
+                except ToolCallError as exc:
+                    # Malformed markup goes back to the model, which can correct it next step.
+                    messages.append(
+                        Message(role="tool", content=_error_json(exc.code, exc.message))
+                    )
+                    continue
+
+            if not calls:
+                structured = None
+                so = options.structured_output
+                if so is not None:
+                    try:
+                        text, structured = yield from structured_steps(so, text)
+                    except AgentError as exc:
+                        raise (yield from _fail(event, run_id, exc.code, exc.message)) from None
+                    except Exception as exc:  # the repairer raised
+                        yield from _crashed(event, exc, "AGENT_STRUCTURED_OUTPUT")
+                        raise
+                if event is not None:
+                    yield event(
+                        "run.completed",
+                        {
+                            "output": text,
+                            "steps": step,
+                            "model_calls": model_calls,
+                            "tool_calls": tool_calls,
+                        },
+                    )
+                return RunResult(
+                    run_id=run_id,
+                    session=Session(session_id, messages, dict(metadata)),
+                    output=text,
+                    structured=structured,
+                    steps=step,
+                    model_calls=model_calls,
+                    tool_calls=tool_calls,
+                    usage=usage,
+                )
+
+            start = 0
+        else:
+            calls, start = resume_calls, resume[0].index if resume is not None else 0
+            resume_calls = None
+
+        for index in range(start, len(calls)):
+            call = calls[index]
+            name = call.name
+            arguments = call.arguments
+            decided = None
+            if resume is not None and index == start and step == first_step:
+                pending, resumed = resume
+                resume = None
+                if pending.kind == "tool":
+                    # The tool interrupted: the resume value is its result (budget spent then).
+                    value: Any = resumed
+                    tool = tools.get(name)
+                    decided = "result"
+                else:
+                    approved, edited = resumed
+                    if not approved:
+                        output = _error_json("APPROVAL_DENIED", f"the call of {name!r} was denied")
+                        messages.append(
+                            Message(role="tool", content=output, tool_call_id=call.id, name=name)
+                        )
+                        if event is not None:
+                            yield event(
+                                "tool.completed",
+                                {
+                                    "step": step,
+                                    "name": name,
+                                    "id": call.id,
+                                    "output": output,
+                                    "error": "APPROVAL_DENIED",
+                                },
+                            )
+                        continue
+                    decided = "approved"
+                    if edited is not None:
+                        arguments = edited
+            if decided != "result":
+                if selection is not None and not selection.permits(name):
+                    raise (
+                        yield from _fail(
+                            event,
+                            run_id,
+                            "AGENT_TOOL_NOT_SELECTED",
+                            f"tool {name!r} is not selected",
+                        )
+                    )
+                tool = tools.get(name)
+                if tool is None:
+                    raise (
+                        yield from _fail(event, run_id, "TOOL_NOT_FOUND", f"no tool named {name!r}")
+                    )
+                if decided is None and approval is not None and approval.requires(name):
+                    payload = {
+                        "approval": {"tool": name, "arguments": arguments, "call_id": call.id}
+                    }
+                    return (
+                        yield from _interrupted(
+                            event,
+                            session,
+                            messages,
+                            metadata,
+                            Pending(
+                                run_id,
+                                "approval",
+                                step,
+                                index,
+                                list(calls),
+                                payload,
+                                model_calls,
+                                tool_calls,
+                                usage,
+                            ),
+                        )
+                    )
+                if tool_limit and tool_calls >= tool_limit:
+                    raise (
+                        yield from _fail(
+                            event,
+                            run_id,
+                            "AGENT_TOOL_CALL_LIMIT",
+                            f"tool call limit {tool_limit} reached",
+                        )
+                    )
+                tool_calls += 1
+                if event is not None:
+                    yield event(
+                        "tool.started",
+                        {"step": step, "name": name, "id": call.id, "arguments": arguments},
+                    )
+                try:
+                    value = yield CallTool(
+                        tool,
+                        copy_json(arguments),
+                        call,
+                        ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+                    )
+                except Exception as exc:
+                    yield from _crashed(event, exc, CALLBACK)
+                    raise
+                if type(value) is Interrupt:
+                    return (
+                        yield from _interrupted(
+                            event,
+                            session,
+                            messages,
+                            metadata,
+                            Pending(
+                                run_id,
+                                "tool",
+                                step,
+                                index,
+                                list(calls),
+                                value.payload,
+                                model_calls,
+                                tool_calls,
+                                usage,
+                            ),
+                        )
+                    )
             error: str | None = None
             if isinstance(value, ToolError):
                 error = value.code
@@ -336,6 +457,32 @@ def machine(
         yield from _fail(
             event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
         )
+    )
+
+
+def _interrupted(
+    event: _Events | None,
+    session: Session,
+    messages: list[Message],
+    metadata: dict[str, Any],
+    pending: Pending,
+) -> Generator[Effect, Any, RunResult]:
+    """Stop the run to ask a person: the session keeps the run so far and where to go on."""
+    if event is not None:
+        yield event(
+            "run.interrupted",
+            {"step": pending.step, "kind": pending.kind, "payload": pending.payload},
+        )
+    return RunResult(
+        run_id=pending.run_id,
+        session=Session(session.id, messages, with_pending(metadata, pending)),
+        output="",
+        steps=pending.step,
+        model_calls=pending.model_calls,
+        tool_calls=pending.tool_calls,
+        usage=dict(pending.usage),
+        status="interrupted",
+        interrupt=pending.payload,
     )
 
 

@@ -8,7 +8,13 @@ from typing import Any
 
 from praxo_actors.agent._fallback import FallbackModel, Model
 from praxo_actors.agent._tool import Tool
-from praxo_actors.middleware import CallLimit, Compaction, StructuredOutput, ToolSelection
+from praxo_actors.middleware import (
+    Approval,
+    CallLimit,
+    Compaction,
+    StructuredOutput,
+    ToolSelection,
+)
 from praxo_actors.models import Event, ToolSpec
 
 __all__ = ["AgentOptions", "Sink", "new_agent_options"]
@@ -36,6 +42,7 @@ class AgentOptions:
     call_limit: CallLimit | None = None
     compaction: Compaction | None = None
     parse_text_tool_calls: bool = True
+    approval: Approval | None = None
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
@@ -63,6 +70,7 @@ class AgentOptions:
             ("structured_output", StructuredOutput),
             ("call_limit", CallLimit),
             ("compaction", Compaction),
+            ("approval", Approval),
         ):
             value = getattr(self, name)
             if value is not None and not isinstance(value, kind):
@@ -97,6 +105,7 @@ def new_agent_options(
     call_limit: CallLimit | None = None,
     compaction: Compaction | None = None,
     parse_text_tool_calls: bool = True,
+    approval: Approval | None = None,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -115,6 +124,7 @@ def new_agent_options(
         call_limit: Model and tool call budgets per run.
         compaction: Summarise the middle of long histories.
         parse_text_tool_calls: Read tool calls written as text when the model sends none.
+        approval: Tools whose calls wait for a person's decision (``require_approval``).
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
@@ -131,4 +141,5 @@ def new_agent_options(
         call_limit=call_limit,
         compaction=compaction,
         parse_text_tool_calls=parse_text_tool_calls,
+        approval=approval,
     )

@@ -6,13 +6,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from praxo_actors._errors import AgentError
 from praxo_actors.agent._effects import Effect
+from praxo_actors.agent._interrupt import PENDING_KEY, pending_of, resume_value
 from praxo_actors.agent._machine import Machine, machine, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._runid import new_run_id
 from praxo_actors.models import Message, RunResult, Session
 
-__all__ = ["AgentRun", "start_run"]
+__all__ = ["AgentRun", "resume_run", "start_run"]
 
 
 class AgentRun:
@@ -121,6 +123,10 @@ def start_run(
         raise TypeError("options must be AgentOptions (see new_agent_options)")
     if not isinstance(session, Session):
         raise TypeError("session must be a Session")
+    if PENDING_KEY in session.metadata:
+        raise AgentError(
+            "SESSION_INTERRUPTED", "the session's last run is interrupted: resume it first"
+        )
     if isinstance(input, str):
         user = Message(role="user", content=input)
     elif isinstance(input, Message):
@@ -129,3 +135,28 @@ def start_run(
         raise TypeError(f"input must be str or Message, got {type(input).__name__}")
     rid = new_run_id() if run_id is None else run_id
     return AgentRun(machine(options, session, user, rid, clock), rid)
+
+
+def resume_run(
+    options: AgentOptions,
+    session: Session,
+    value: Any,
+    clock: Callable[[], int] = time.time_ns,
+) -> AgentRun:
+    """Go on with the session's interrupted run, ``value`` answering what it asked.
+
+    Raises:
+        AgentError: ``SESSION_NOT_INTERRUPTED`` when no run is pending; ``AGENT_INVALID_RESUME``
+            for a value the run cannot take; ``CHECKPOINT_INVALID`` for a malformed pending run.
+        TypeError: An argument of the wrong type.
+    """
+    if not isinstance(options, AgentOptions):
+        raise TypeError("options must be AgentOptions (see new_agent_options)")
+    if not isinstance(session, Session):
+        raise TypeError("session must be a Session")
+    pending = pending_of(session)
+    if pending is None:
+        raise AgentError("SESSION_NOT_INTERRUPTED", "the session has no interrupted run")
+    checked = resume_value(pending, value, pending.run_id)
+    gen = machine(options, session, None, pending.run_id, clock, (pending, checked))
+    return AgentRun(gen, pending.run_id)
