@@ -53,6 +53,7 @@ class PendingRun(msgspec.Struct, frozen=True):
     input: str
     entries: int = 0
     resumes: int = 0
+    resume: str | None = None  # the resume value (JSON) when the run goes on from an interrupt
 
 
 class StoredSession(msgspec.Struct, frozen=True):

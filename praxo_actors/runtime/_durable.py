@@ -49,6 +49,7 @@ class DurableRun:
         "key",
         "pos",
         "replay",
+        "resume",
         "resumes",
         "run_id",
         "session_id",
@@ -65,7 +66,9 @@ class DurableRun:
         key: bytes | None,
         journal: list[str] | None = None,
         resumes: int = 0,
+        resume: str | None = None,
     ) -> None:
+        self.resume = resume
         self.session_id = session_id
         self.run_id = run_id
         self.agent = agent
@@ -89,7 +92,9 @@ class DurableRun:
     def _append(self, entry: str | None) -> bytes:
         if entry is not None:
             self.entries += 1
-        pending = PendingRun(self.run_id, self.agent, self.input, self.entries, self.resumes)
+        pending = PendingRun(
+            self.run_id, self.agent, self.input, self.entries, self.resumes, self.resume
+        )
         return encode(JournalEffect(JournalAppend(self.session_id, pending, entry)))
 
     def marker(self) -> bytes:

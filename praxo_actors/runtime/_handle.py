@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import JSONError, PraxoError
 from praxo_actors.agent import new_run_id
+from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
+from praxo_actors.runtime._blocking import check_not_blocking
 from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
 from praxo_actors.runtime._futures import MNFuture
+from praxo_actors.runtime._inspect import pending_run_id
 from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
@@ -131,6 +134,11 @@ class SessionHandle:
         if not isinstance(input, str):
             raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
         check_text(input, "input")
+        return self._submit(new_run_id(), input, deadline, None)
+
+    def _submit(
+        self, run_id: str, input: str, deadline: float | None, resume: str | None
+    ) -> RunFuture:
         deadline_ns = None
         if deadline is not None:
             if (
@@ -145,11 +153,39 @@ class SessionHandle:
             deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
         runtime = self._runtime
         host, router = runtime._host, runtime._router
-        future = RunFuture(new_run_id(), self.id, runtime._cancel)
-        if runtime._stopped or not host.post(router.submit, future, self.agent, input, deadline_ns):
+        future = RunFuture(run_id, self.id, runtime._cancel)
+        posted = not runtime._stopped and host.post(
+            router.submit, future, self.agent, input, deadline_ns, resume
+        )
+        if not posted:
             _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
         host.run_now()  # from a coroutine on the loop: start the run in this same step
         return future
+
+    def resume(self, value: Any, deadline: float | None = None, timeout: float = 5.0) -> RunFuture:
+        """Go on with the session's interrupted run; ``value`` answers what it asked.
+
+        For a tool's ``Interrupt``, ``value`` (JSON) becomes that call's result; for an approval,
+        ``True``, ``False`` or ``{"approved": True, "arguments": {...}}``. The future is the
+        same run's (same ``run_id``). It fails with ``SESSION_NOT_INTERRUPTED`` when no run is
+        pending, ``AGENT_INVALID_RESUME`` for a value the run cannot take.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON; as :meth:`run`;
+                ``RUNTIME_TIMEOUT`` / ``RUNTIME_BLOCKING_CALL`` finding the pending run
+                (``timeout`` bounds that; on the runtime's loop use :meth:`aresume`).
+        """
+        document = _resume_document(value)
+        check_not_blocking("SessionHandle.resume()")
+        run_id = pending_run_id(self._runtime, self.id, timeout)
+        return self._submit(run_id or new_run_id(), "", deadline, document)
+
+    async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
+        """:meth:`resume`, awaited: its result (safe on the runtime's own loop)."""
+        document = _resume_document(value)
+        runtime = self._runtime
+        run_id = await asyncio.to_thread(pending_run_id, runtime, self.id, runtime._config.timeout)
+        return await self._submit(run_id or new_run_id(), "", deadline, document)
 
     async def arun(self, input: str, deadline: float | None = None) -> RunResult:
         """Run ``input`` and return its result: a coroutine, for ``create_task``, ``wait_for``...
@@ -288,6 +324,13 @@ class SessionHandle:
         ref = self._ready().get(timeout=self._runtime._config.timeout)
         if ref is not None:
             ref.tell(encode(Crash(reason)))
+
+
+def _resume_document(value: Any) -> str:
+    try:
+        return encode_json(value)
+    except JSONError as exc:
+        raise PraxoError("RUNTIME_INVALID_INPUT", f"a resume value must be JSON: {exc}") from None
 
 
 def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:

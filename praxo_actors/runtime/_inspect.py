@@ -10,13 +10,14 @@ import msgspec
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._restore import revive
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._runtime import Runtime
 
-__all__ = ["SessionInfo", "SessionState", "inspect_session", "list_sessions"]
+__all__ = ["SessionInfo", "SessionState", "inspect_session", "list_sessions", "pending_run_id"]
 
 SessionState = Literal["live", "activating", "passivated", "unknown"]
 _STATES = ("live", "activating", "passivated", "unknown")
@@ -46,7 +47,10 @@ def _left(end: float) -> float:
     return max(0.0, end - time.monotonic())
 
 
-def _stored(runtime: Runtime, ids: list[str], end: float) -> list[SessionInfo]:
+Found = tuple[SessionInfo, str | None]  # and the id of its interrupted run, if any
+
+
+def _stored(runtime: Runtime, ids: list[str], end: float) -> list[Found]:
     if not ids:
         return []
     try:
@@ -57,33 +61,35 @@ def _stored(runtime: Runtime, ids: list[str], end: float) -> list[SessionInfo]:
     if not isinstance(reply, Sessions):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
     host = runtime._host
-    out = []
+    out: list[Found] = []
     for sid, state in zip(ids, reply.states, strict=True):
         if state is None:
-            out.append(SessionInfo(sid, "unknown"))
+            out.append((SessionInfo(sid, "unknown"), None))
             continue
+        interrupt = interrupted = None
         try:
             session, _ = revive(state, sid, host.allowed_types, host.key)
             messages = len(session.messages)
+            raw = session.metadata.get(PENDING_KEY)
+            if isinstance(raw, dict):
+                interrupt, interrupted = raw.get("payload"), raw.get("run_id")
         except PraxoError:
             messages = 0  # unreadable: its next run fails with the checkpoint's code
         pending = state.pending
-        out.append(
-            SessionInfo(
-                sid,
-                "passivated",
-                agent=None if pending is None else pending.agent,
-                queued_runs=0,
-                running_run_id=None if pending is None else pending.run_id,
-                messages=messages,
-            )
+        info = SessionInfo(
+            sid,
+            "passivated",
+            agent=None if pending is None else pending.agent,
+            queued_runs=0,
+            running_run_id=None if pending is None else pending.run_id,
+            messages=messages,
+            pending_interrupt=interrupt,
         )
+        out.append((info, interrupted if isinstance(interrupted, str) else None))
     return out
 
 
-def _live(
-    runtime: Runtime, rows: list[tuple[str, Any, float, int]], end: float
-) -> list[SessionInfo]:
+def _live(runtime: Runtime, rows: list[tuple[str, Any, float, int]], end: float) -> list[Found]:
     asks = []
     for sid, ref, idle, pending in rows:
         future = None
@@ -93,7 +99,7 @@ def _live(
             except pykka.ActorDeadError:
                 future = None
         asks.append((sid, future, idle, pending))
-    out = []
+    out: list[Found] = []
     for sid, future, idle, pending in asks:
         info = None
         if future is not None:
@@ -103,25 +109,29 @@ def _live(
             except pykka.ActorDeadError:
                 info = None
         if info is None or not info.restored:
-            out.append(SessionInfo(sid, "activating", queued_runs=pending, last_active_s=idle))
+            found = SessionInfo(sid, "activating", queued_runs=pending, last_active_s=idle)
+            out.append((found, None))
             continue
-        out.append(
-            SessionInfo(
-                sid,
-                "live",
-                agent=info.agent,
-                queued_runs=info.queued_runs,
-                running_run_id=info.running_run_id,
-                messages=info.messages,
-                pending_interrupt=info.pending_interrupt,
-                last_active_s=idle,
-            )
+        found = SessionInfo(
+            sid,
+            "live",
+            agent=info.agent,
+            queued_runs=info.queued_runs,
+            running_run_id=info.running_run_id,
+            messages=info.messages,
+            pending_interrupt=info.pending_interrupt,
+            last_active_s=idle,
         )
+        out.append((found, info.pending_run_id))
     return out
 
 
 def inspect_session(runtime: Runtime, session_id: str, timeout: float) -> SessionInfo:
     """See :meth:`Runtime.inspect`."""
+    return _inspect(runtime, session_id, timeout)[0]
+
+
+def _inspect(runtime: Runtime, session_id: str, timeout: float) -> Found:
     if not isinstance(session_id, str) or not session_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
     end = time.monotonic() + timeout
@@ -147,14 +157,19 @@ def list_sessions(
     try:
         if state in (None, "live", "activating"):
             rows = runtime._call(runtime._router.describe, None, limit, timeout=timeout)
-            out = [i for i in _live(runtime, rows, end) if state is None or i.state == state]
+            out = [i for i, _ in _live(runtime, rows, end) if state is None or i.state == state]
         if state in (None, "passivated") and len(out) < limit:
             live = {i.id for i in out} | set(runtime._router.live)
             ids = [sid for sid in _stored_ids(runtime.store) if sid not in live]
-            out.extend(_stored(runtime, ids[: limit - len(out)], end))
+            out.extend(i for i, _ in _stored(runtime, ids[: limit - len(out)], end))
     except pykka.Timeout:
         raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
     return out[:limit]
+
+
+def pending_run_id(runtime: Runtime, session_id: str, timeout: float) -> str | None:
+    """Return the id of the session's interrupted run (None: there is none)."""
+    return _inspect(runtime, session_id, timeout)[1]
 
 
 def _stored_ids(store: Any) -> list[str]:

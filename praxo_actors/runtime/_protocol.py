@@ -65,6 +65,7 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
     agent: str
     input: str
     deadline_ns: int | None = None
+    resume: str | None = None  # JSON of a resume value: go on with the interrupted run
 
 
 class CancelRun(_Msg, frozen=True, tag="cancel_run"):
@@ -185,6 +186,7 @@ class Info(_Msg, frozen=True, tag="info"):
     running_run_id: str | None
     messages: int
     pending_interrupt: Any = None
+    pending_run_id: str | None = None
 
 
 class Crash(_Msg, frozen=True, tag="crash"):

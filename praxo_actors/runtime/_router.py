@@ -140,7 +140,14 @@ class Router(Resumption):
 
     # -- runs -------------------------------------------------------------------------------
 
-    def submit(self, future: RunFuture, agent: str, input: str, deadline_ns: int | None) -> None:
+    def submit(
+        self,
+        future: RunFuture,
+        agent: str,
+        input: str,
+        deadline_ns: int | None,
+        resume: str | None = None,
+    ) -> None:
         """Admit a run and send it to its session (activating the session if need be)."""
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
@@ -177,7 +184,7 @@ class Router(Resumption):
             self.live.move_to_end(session_id)
             entry.last_active = now
         try:
-            message = encode(StartRun(run_id, agent, input, deadline_ns))
+            message = encode(StartRun(run_id, agent, input, deadline_ns, resume))
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             self._refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return

@@ -16,11 +16,13 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import (
+    AgentRun,
     BeginStep,
     CallModel,
     CallRepairer,
@@ -30,7 +32,9 @@ from praxo_actors.agent import (
     start_run,
 )
 from praxo_actors.agent._context import _MODEL, _TOOL
+from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.agent._machine import RunInterrupted
+from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import Session
 from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun
@@ -161,6 +165,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._deadline(run_id)
             case GetInfo():
                 current = self.current
+                raw = None if self.session is None else self.session.metadata.get(PENDING_KEY)
+                pending = raw if isinstance(raw, dict) else {}
                 return encode(
                     Info(
                         restored=self.session is not None,
@@ -168,6 +174,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                         queued_runs=len(self.queue) + len(self.stash or ()),
                         running_run_id=None if current is None else current.run.run_id,
                         messages=0 if self.session is None else len(self.session.messages),
+                        pending_interrupt=pending.get("payload"),
+                        pending_run_id=pending.get("run_id"),
                     )
                 )
             case GetHistory():
@@ -286,7 +294,10 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             assert self.session is not None
             try:
                 options = host.options_for(start.agent, host.has_subscribers(), self)
-                run = start_run(options, self.session, start.input, run_id=start.run_id)
+                if start.resume is None:
+                    run = start_run(options, self.session, start.input, run_id=start.run_id)
+                else:
+                    run = self._resume_interrupted(options, start)
             except Exception as exc:
                 self._failed(start.run_id, exc)
                 continue
@@ -294,7 +305,12 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self._last_agent = start.agent
             if host.router.agents.is_durable(start.agent):
                 current.durable = DurableRun(
-                    self.session_id, start.run_id, start.agent, start.input, host.key
+                    self.session_id,
+                    start.run_id,
+                    start.agent,
+                    start.input,
+                    host.key,
+                    resume=start.resume,
                 )
             self.current = current
             self._advance(current, True, None, first=True)
@@ -363,6 +379,16 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         if durable is not None:
             self._resumed_event(current, durable)
         self._complete(current)
+
+    def _resume_interrupted(self, options: Any, start: StartRun) -> AgentRun:
+        """The run a ``resume`` goes on with: the session's interrupted one, if it is that run."""
+        assert self.session is not None and start.resume is not None
+        raw = self.session.metadata.get(PENDING_KEY)
+        if not isinstance(raw, dict) or raw.get("run_id") != start.run_id:
+            raise AgentError(
+                "SESSION_NOT_INTERRUPTED", "the session has no interrupted run", start.run_id
+            )
+        return resume_run(options, self.session, json.loads(start.resume))
 
     def _stop_code(self, current: Run) -> str | None:
         if current.cancelled:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError
 from praxo_actors.agent import start_run
 from praxo_actors.agent._machine import RunInterrupted
+from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import PendingRun
 from praxo_actors.models import Session
 from praxo_actors.runtime._durable import MAX_RESUMES, DurableRun
@@ -83,7 +85,10 @@ class DurableSteps:
         assert self.session is not None
         try:
             options = host.options_for(pending.agent, host.has_subscribers(), self)
-            run = start_run(options, self.session, pending.input, run_id=run_id)
+            if pending.resume is None:
+                run = start_run(options, self.session, pending.input, run_id=run_id)
+            else:
+                run = resume_run(options, self.session, json.loads(pending.resume))
         except Exception as exc:
             self._failed(run_id, exc, pending.entries)
             return
@@ -95,6 +100,7 @@ class DurableSteps:
             host.key,
             journal,
             resumes=pending.resumes + 1,
+            resume=pending.resume,
         )
         current = self.current = Run(run=run, agent=pending.agent, deadline_ns=None)
         current.durable = durable
