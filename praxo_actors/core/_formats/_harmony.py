@@ -35,9 +35,10 @@ _PLAIN_END = re.compile("|".join(re.escape(end) for end in (*_ENDS, "<|start|>")
 
 def _read(source: Text, match: re.Match[str]) -> tuple[Section | None, int]:
     text, start = source.text, match.start()
-    header_end = text.find(_MESSAGE, match.end())
-    stop = _PLAIN_END.search(text, match.end())
-    if header_end < 0 or (stop is not None and stop.start() < header_end):
+    header_end = source.find(_MESSAGE, match.end())
+    if header_end < 0:
+        return None, len(text)  # no message follows: nothing more to read
+    if _PLAIN_END.search(text, match.end(), header_end) is not None:
         return None, match.end()  # a header without a message
     header = text[match.end() : header_end]
     body_start = header_end + len(_MESSAGE)

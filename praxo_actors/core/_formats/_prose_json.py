@@ -44,6 +44,7 @@ __all__ = ["FORMATS"]
 
 _LOOKS_LIKE_CALL = re.compile(r'\[?\s*\{\s*"name"\s*:')
 _SEMICOLON = re.compile(r"\s*;")
+_SEPARATOR = re.compile(r"\s*;(?=\s*\{)")
 _BUILTIN = re.compile(r"([A-Za-z_][\w]*)\.call\s*(?=\()")
 _FUNCTION_TAG = re.compile(r"<function=([^>\n]*)>")
 _FUNCTION_CLOSE = closer_pattern("</function>")
@@ -85,9 +86,9 @@ def _candidate(source: Text, start: int, *, arrays: bool) -> tuple[Section | Non
         return Section(start, end, exc), end
     if calls is None:
         return None, end
-    semicolon = _SEMICOLON.match(text, end)
-    if semicolon is not None:
-        end = semicolon.end()
+    separator = None if arrays else _SEPARATOR.match(text, end)
+    if separator is not None:  # the ";" between two Llama calls is markup too
+        end = separator.end()
     return Section(start, end, calls), end
 
 

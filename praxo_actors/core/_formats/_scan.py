@@ -155,12 +155,28 @@ class Spans:
 class Text:
     """The text being scanned, with its bracket scanners built on first use."""
 
-    __slots__ = ("_json", "_python", "text")
+    __slots__ = ("_json", "_next", "_python", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._json: Spans | None = None
         self._python: Spans | None = None
+        self._next: dict[str, tuple[int, int]] = {}
+
+    def find(self, literal: str, pos: int) -> int:
+        """Return ``text.find(literal, pos)``, reusing the last answer while it still holds.
+
+        Readers that look ahead for a token from every marker would rescan the same stretch of
+        text once per marker; with the answer kept, each stretch is scanned once.
+        """
+        known = self._next.get(literal)
+        if known is not None:
+            since, found = known
+            if since <= pos and (found < 0 or found >= pos):
+                return found  # nothing in [since, found), so nothing in [pos, found)
+        found = self.text.find(literal, pos)
+        self._next[literal] = (pos, found)
+        return found
 
     @property
     def json(self) -> Spans:
