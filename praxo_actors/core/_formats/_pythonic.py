@@ -32,7 +32,6 @@ from praxo_actors.core._formats._scan import (
     error,
     find_outside_strings,
     json_calls,
-    skip_spaces,
 )
 from praxo_actors.models import ToolCall
 
@@ -71,8 +70,10 @@ def python_call(source: str, *, method: str | None = None) -> ToolCall:
 
 def _parse(source: str) -> ast.expr:
     try:
+        if "\\" not in source:  # only a backslash can make an invalid escape, which warns
+            return ast.parse(source.strip(), mode="eval").body
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes warn; the literal is still read
+            warnings.simplefilter("ignore")  # the literal is still read as Python reads it
             return ast.parse(source.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ToolCallError("TOOL_CALL_INVALID_JSON", f"not a Python call list: {exc}") from None
@@ -146,7 +147,10 @@ def _wrapped(close: str, *, json_too: bool) -> Reader:
 
 def _read_bare(source: Text, match: re.Match[str]) -> tuple[Section | None, int]:
     """Read a bare list that begins a line: ``[name(…), …]``."""
-    start = skip_spaces(source.text, match.start())
+    start, text = match.start(), source.text
+    line = text.rfind("\n", 0, start) + 1
+    if text[line:start].strip(" \t"):
+        return None, match.end()  # inside a line of prose
     end = source.python.end(start)
     if end is None:
         return error(start, len(source.text), "TOOL_CALL_MALFORMED", "unclosed call list")
@@ -154,7 +158,8 @@ def _read_bare(source: Text, match: re.Match[str]) -> tuple[Section | None, int]
     return attempt(start, end, lambda: python_calls(body)), end
 
 
-_BARE = r"^[ \t]*\[(?=[ \t]*[A-Za-z_][\w.]*[ \t]*\()"
+# Not anchored with ^: a pattern whose branches all begin with a literal is searched far faster.
+_BARE = r"\[(?=[ \t]*[A-Za-z_][\w.]*[ \t]*\()"
 
 _READ_WRAPPED = _wrapped("<|python_end|>", json_too=False)
 
