@@ -158,3 +158,19 @@ def test_the_formats_load_on_first_use() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split()[:2] == ["False", "True"], out.stderr
+
+
+def test_a_bare_pythonic_list_must_begin_a_line() -> None:
+    """A call list that begins a line is read; one inside a line of prose is prose."""
+    assert parse_tool_calls("Calling:\n  [f(x=1)]", format="pythonic") == [ToolCall("f", {"x": 1})]
+    assert parse_tool_calls("In prose, [f(x=1)] is an example.", format="pythonic") == []
+
+
+def test_auto_on_marker_free_text_guesses_nothing_beyond_the_default_set() -> None:
+    """Bare Llama JSON, a bare pythonic list and xLAM-like prose JSON are not guessed by auto."""
+    for text in (
+        'a {"name": "f", "parameters": {}}; {"name": "g", "parameters": {}}',
+        "[f(x=1)]",
+        'Result: [{"name": "f", "arguments": {}}] and more',
+    ):
+        assert parse_tool_calls(text, format="auto") == parse_tool_calls(text) == []
