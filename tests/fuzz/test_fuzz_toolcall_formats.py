@@ -136,7 +136,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("fmt", [*FORMATS, "auto"])
 def test_long_hostile_inputs_finish_with_calls_or_a_code(fmt: str) -> None:
-    """Inputs of 20-300 K characters built to defeat a naive scanner end (the suite timeout bounds them)."""
+    """Inputs of 20-300 K characters made to defeat a naive scanner end with calls or a code."""
     for text in HOSTILE:
         try:
             parse_tool_calls(text, format=fmt)
