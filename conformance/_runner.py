@@ -16,6 +16,7 @@ VECTORS = Path(__file__).parent / "vectors"
 GROUPS = (
     "json",
     "tool_calls",
+    "tool_call_formats",
     "schema",
     "paths",
     "pii",

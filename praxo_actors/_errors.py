@@ -41,7 +41,11 @@ class JSONError(PraxoError):
 
 
 class ToolCallError(PraxoError):
-    """Tool-call markup that cannot be parsed."""
+    """Tool-call markup that cannot be parsed, or a tool-call format that does not exist.
+
+    Codes: ``TOOL_CALL_NOT_FOUND``, ``TOOL_CALL_INVALID_JSON``, ``TOOL_CALL_INVALID_ARGUMENTS``,
+    ``TOOL_CALL_INVALID_NAME``, ``TOOL_CALL_MALFORMED``, ``TOOL_CALL_UNKNOWN_FORMAT``.
+    """
 
 
 class PathPolicyError(PraxoError):

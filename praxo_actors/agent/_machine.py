@@ -269,9 +269,11 @@ def machine(
                     },
                 )
 
-            if not calls and options.parse_text_tool_calls and _may_hold_calls(text):
+            fmt = options.tool_call_format
+            # The prefilter knows the default set only; a named format's markers are its own.
+            if not calls and options.parse_text_tool_calls and (fmt or _may_hold_calls(text)):
                 try:
-                    calls = parse_tool_calls(text)
+                    calls = parse_tool_calls(text, format=fmt)
                 except ToolCallError as exc:
                     # Malformed markup goes back to the model, which can correct it next step.
                     messages.append(

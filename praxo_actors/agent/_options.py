@@ -6,8 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from praxo_actors._errors import ToolCallError
 from praxo_actors.agent._fallback import FallbackModel, Model
 from praxo_actors.agent._tool import Tool
+from praxo_actors.core import tool_call_formats
 from praxo_actors.middleware import (
     Approval,
     CallLimit,
@@ -42,6 +44,7 @@ class AgentOptions:
     call_limit: CallLimit | None = None
     compaction: Compaction | None = None
     parse_text_tool_calls: bool = True
+    tool_call_format: str | None = None
     approval: Approval | None = None
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
@@ -80,6 +83,9 @@ class AgentOptions:
         for name in ("pii", "parse_text_tool_calls"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
+        fmt = self.tool_call_format
+        if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
+            raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
         selection = self.tool_selection
         advertised = tuple(
             ToolSpec(t.name, t.description, t.parameters)
@@ -105,6 +111,7 @@ def new_agent_options(
     call_limit: CallLimit | None = None,
     compaction: Compaction | None = None,
     parse_text_tool_calls: bool = True,
+    tool_call_format: str | None = None,
     approval: Approval | None = None,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
@@ -124,11 +131,15 @@ def new_agent_options(
         call_limit: Model and tool call budgets per run.
         compaction: Summarise the middle of long histories.
         parse_text_tool_calls: Read tool calls written as text when the model sends none.
+        tool_call_format: The format of those calls (a name from
+            :func:`~praxo_actors.core.tool_call_formats`, or ``"auto"``); None reads the
+            default set.
         approval: Tools whose calls wait for a person's decision (``require_approval``).
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
         ValueError: ``max_steps`` below 1, or two tools with the same name.
+        ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``tool_call_format``.
     """
     return AgentOptions(
         model,
@@ -141,5 +152,6 @@ def new_agent_options(
         call_limit=call_limit,
         compaction=compaction,
         parse_text_tool_calls=parse_text_tool_calls,
+        tool_call_format=tool_call_format,
         approval=approval,
     )

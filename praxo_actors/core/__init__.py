@@ -28,6 +28,8 @@ from praxo_actors.core._compaction import (
     estimate_tokens,
     plan_compaction,
 )
+from praxo_actors.core._formats._models import tool_call_format_for
+from praxo_actors.core._formats._names import tool_call_formats
 from praxo_actors.core._json import encode_json, extract_json, parse_json
 from praxo_actors.core._paths import PathPolicy
 from praxo_actors.core._pii import redact_pii, redact_value
@@ -61,5 +63,7 @@ __all__ = [
     "redact_pii",
     "redact_value",
     "strip_tool_calls",
+    "tool_call_format_for",
+    "tool_call_formats",
     "validate_schema",
 ]

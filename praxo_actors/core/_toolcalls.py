@@ -20,6 +20,8 @@ open, fixed here:
   (``TOOL_CALL_INVALID_ARGUMENTS``).
 - A dotted line is a call when the rest of the line is empty or starts with ``{``; then it must
   be one JSON object on that line. A line like ``tool.py is broken`` or ``tool.run()`` is prose.
+- ``format=`` names one model family's markup instead (``praxo_actors.core._formats``);
+  ``format=None`` is the default set described here.
 - ``<think>`` without ``</think>`` runs to the end of the text. A ``</think>`` before any
   ``<think>`` and outside the markup of valid calls (templates that open the block in the
   prompt) ends reasoning begun at the start of the text.
@@ -31,6 +33,7 @@ import re
 from typing import Any, NamedTuple
 
 from praxo_actors._errors import JSONError, ToolCallError
+from praxo_actors.core._formats._names import checked_format
 from praxo_actors.core._json import _fence_body, parse_json, try_parse_json
 from praxo_actors.models import ToolCall
 
@@ -65,16 +68,31 @@ class _Found(NamedTuple):
     outcome: ToolCall | ToolCallError
 
 
-def parse_tool_calls(text: str) -> list[ToolCall]:
+def parse_tool_calls(text: str, *, format: str | None = None) -> list[ToolCall]:
     """Return every tool call in ``text``, in order of appearance.
+
+    Args:
+        text: Model output.
+        format: None for the default set below; a name from
+            :func:`~praxo_actors.core.tool_call_formats` to read one model family's markup;
+            ``"auto"`` for every format with an unambiguous marker, and the default set.
 
     Raises:
         ToolCallError: The first error in text order: ``TOOL_CALL_INVALID_JSON``,
             ``TOOL_CALL_INVALID_ARGUMENTS``, ``TOOL_CALL_INVALID_NAME`` or
-            ``TOOL_CALL_MALFORMED`` (also for a ``text`` that is not a ``str``).
+            ``TOOL_CALL_MALFORMED`` (also for a ``text`` that is not a ``str``);
+            ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``format``.
     """
+    if format is not None:
+        checked_format(format)
     if not isinstance(text, str):
         raise ToolCallError("TOOL_CALL_MALFORMED", f"expected str, got {type(text).__name__}")
+    if format is not None:
+        from praxo_actors.core._formats._registry import parse_named  # first use loads them
+
+        named = parse_named(text, format)
+        if named is not None:
+            return named
     canonical = _canonical(text)
     if canonical is not None:
         return canonical[2]
@@ -86,29 +104,39 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
     return calls
 
 
-def parse_tool_call(text: str) -> ToolCall:
-    """Return the first tool call in ``text``.
+def parse_tool_call(text: str, *, format: str | None = None) -> ToolCall:
+    """Return the first tool call in ``text`` (``format`` as in :func:`parse_tool_calls`).
 
     Raises:
         ToolCallError: ``TOOL_CALL_NOT_FOUND`` when there is none, or the first parse error.
     """
-    calls = parse_tool_calls(text)
+    calls = parse_tool_calls(text, format=format)
     if not calls:
         raise ToolCallError("TOOL_CALL_NOT_FOUND", "no tool call in the text")
     return calls[0]
 
 
-def strip_tool_calls(text: str) -> str:
+def strip_tool_calls(text: str, *, format: str | None = None) -> str:
     """Remove the markup of every recognised call and trim the result.
 
-    Malformed markup is left in place; this never raises for a ``str``. Stripping is for
-    presentation: it neither sanitises nor authorises anything.
+    Malformed markup is left in place; this never raises for a ``str`` and a known
+    ``format`` (as in :func:`parse_tool_calls`). Stripping is for presentation: it neither
+    sanitises nor authorises anything.
 
     Raises:
         TypeError: ``text`` is not a ``str``.
+        ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``format``.
     """
+    if format is not None:
+        checked_format(format)
     if not isinstance(text, str):
         raise TypeError(f"expected str, got {type(text).__name__}")
+    if format is not None:
+        from praxo_actors.core._formats._registry import strip_named
+
+        named = strip_named(text, format)
+        if named is not None:
+            return named
     try:
         canonical = _canonical(text)
     except ToolCallError:

@@ -346,3 +346,24 @@ def test_a_model_raising_stop_iteration_propagates_unchanged() -> None:
     with pytest.raises(StopIteration) as info:
         run_agent(new_agent_options(model), new_session("s"), "x")
     assert info.value is raised
+
+
+def test_text_tool_calls_are_read_in_the_chosen_format(scripted: Any) -> None:
+    """With tool_call_format set, the loop reads that family's markup, prefilter or not."""
+    seen: list[dict[str, Any]] = []
+    # Harmony markup holds none of the characters the default prefilter looks for.
+    markup = "<|channel|>commentary to=functions.echo<|message|><|call|>"
+    model = scripted(say(markup), say("done"))
+    options = new_agent_options(model, tools=[echo_tool(seen)], tool_call_format="openai")
+    result = run_agent(options, session("s"), "x")
+    assert seen == [{}]
+    assert result.output == "done" and result.tool_calls == 1
+
+
+def test_the_default_set_does_not_read_a_named_format(scripted: Any) -> None:
+    """Without tool_call_format, Mistral markup is the final answer."""
+    markup = '[TOOL_CALLS]echo[ARGS]{"text": "hi"}'
+    result = run_agent(
+        new_agent_options(scripted(say(markup)), tools=[echo_tool()]), session("s"), "x"
+    )
+    assert result.output == markup and result.tool_calls == 0

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from praxo_actors import ToolCallError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
 from praxo_actors.middleware import call_limit, compaction, structured_output, tool_selection
 from praxo_actors.models import message_assistant, response
@@ -74,6 +75,17 @@ def test_replace_recomputes_derived_state() -> None:
     narrowed = dataclasses.replace(options, tool_selection=tool_selection(["b"]))
     assert [t.name for t in narrowed._advertised] == ["b"]
     assert [t.name for t in options._advertised] == ["a", "b"]
+
+
+def test_an_unknown_tool_call_format_is_refused() -> None:
+    """An unknown tool_call_format is refused at construction with TOOL_CALL_UNKNOWN_FORMAT."""
+    with pytest.raises(ToolCallError) as info:
+        new_agent_options(model, tool_call_format="hermes3")
+    assert info.value.code == "TOOL_CALL_UNKNOWN_FORMAT"
+    assert new_agent_options(model, tool_call_format="auto").tool_call_format == "auto"
+    assert (
+        new_agent_options(model, tool_call_format="qwen3_coder").tool_call_format == "qwen3_coder"
+    )
 
 
 @pytest.mark.parametrize(
