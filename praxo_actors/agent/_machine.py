@@ -181,7 +181,10 @@ def machine(
         if resume_calls is None:
             stop = yield BeginStep(step)
             if stop is not None:
-                raise (yield from _fail(event, run_id, str(stop), f"stopped before step {step}"))
+                stopped = yield from _fail(event, run_id, str(stop), f"stopped before step {step}")
+                # What the run completed, for a driver that keeps it (newer input interrupted).
+                stopped.partial = Session(session_id, messages, dict(metadata))  # type: ignore[attr-defined]
+                raise stopped
 
             if options.compaction is not None:
                 try:

@@ -10,7 +10,7 @@ from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 
 __all__ = ["RuntimeConfig"]
 
-OnBusy = Literal["enqueue", "reject"]
+OnBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +37,8 @@ class RuntimeConfig:
         if self.scheduler_threads is not None:
             _check_count("scheduler_threads", self.scheduler_threads, 1)
         _check_count("max_queue", self.max_queue, 0)
-        if self.on_busy not in ("enqueue", "reject"):
-            raise _bad("on_busy must be 'enqueue' or 'reject'")
+        if self.on_busy not in ("enqueue", "reject", "interrupt", "rollback"):
+            raise _bad("on_busy must be 'enqueue', 'reject', 'interrupt' or 'rollback'")
         idle = self.idle_timeout
         if idle is not None and not (_is_number(idle) and idle > 0):
             raise _bad("idle_timeout must be a positive number or None")

@@ -74,6 +74,7 @@ class CancelRun(_Msg, frozen=True, tag="cancel_run"):
 
     run_id: str
     hard: bool = False
+    keep: bool = False  # keep the steps the run completed (on_busy="interrupt")
 
 
 class RunDeadline(_Msg, frozen=True, tag="run_deadline"):

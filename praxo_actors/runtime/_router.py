@@ -168,6 +168,17 @@ class Router(Resumption):
             entry = self.live[session_id] = _Entry(last_active=now, backlog=[])
             self.activator.activate(session_id, entry)
         else:
+            if entry.runs and self.on_busy in ("interrupt", "rollback"):
+                # The newest input wins: what runs or waits stops at its next step boundary.
+                keep = self.on_busy == "interrupt"
+                for pending_id in list(entry.runs):
+                    if pending_id in self.results:
+                        continue  # completed, its commit on the way
+                    cancel = encode(CancelRun(pending_id, False, keep))
+                    if entry.ref is not None:
+                        self._send(entry.ref, pending_id, cancel)
+                    elif entry.backlog is not None:
+                        entry.backlog.append((pending_id, cancel))
             if self.on_busy == "reject" and entry.runs:
                 busy = SessionBusyError("SESSION_BUSY", f"session {session_id!r} is running")
                 self._refuse(future, busy)

@@ -131,7 +131,10 @@ class Runtime:
                 passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
             max_queue: Runs pending per session beyond the running one
                 (``SESSION_OVERLOADED``).
-            on_busy: ``"enqueue"`` queues a run behind the running one; ``"reject"`` refuses it
+            on_busy: What a run that finds its session busy does. ``"enqueue"`` queues it
+                behind the running one; ``"interrupt"`` cancels the running (and queued) runs at
+                their next step boundary, keeping the steps they completed, and runs after them;
+                ``"rollback"`` does the same keeping nothing of them; ``"reject"`` refuses it
                 with ``SESSION_BUSY``.
             idle_timeout: Seconds after which an idle session is passivated (None: never).
             checkpoint_key: HMAC key for checkpoints (so a writer to the store cannot forge

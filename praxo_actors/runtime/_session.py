@@ -20,6 +20,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import (
     AgentRun,
@@ -36,7 +38,7 @@ from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.agent._machine import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
-from praxo_actors.models import Session
+from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun
 from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._outcome import unpack
@@ -159,8 +161,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                         self._advance(current, ok, value)
             case Journaled(run_id=run_id, entries=entries):
                 self._journaled(run_id, entries)
-            case CancelRun(run_id=run_id, hard=hard):
-                self._cancel(run_id, hard)
+            case CancelRun(run_id=run_id, hard=hard, keep=keep):
+                self._cancel(run_id, hard, keep)
             case RunDeadline(run_id=run_id):
                 self._deadline(run_id)
             case GetInfo():
@@ -212,13 +214,14 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         for message in stash or ():
             self.on_receive(message)
 
-    def _cancel(self, run_id: str, hard: bool = False) -> None:
+    def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
         if current is not None and current.run.run_id == run_id:
             if hard:
                 self._interrupt(current, "AGENT_CANCELLED", "cancelled while a callback ran")
             else:
                 current.cancelled = True  # seen at the next step boundary
+                current.keep = keep
             return
         self._drop_queued(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
 
@@ -262,10 +265,13 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         return self._own_options
 
     def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
-        """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended)."""
+        """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended;
+        -2: the run's end is committed already)."""
         self._disarm(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
+        if journal == -2:
+            return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too.
         document = result_document(None, error, run_id)
         if document is not None or journal >= 0:
@@ -373,12 +379,30 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._resumed_event(current, durable)
             self._publish(current)
             self.current = None
-            self._failed(run.run_id, exc, -1 if durable is None else durable.entries)
+            journal = -1 if durable is None else durable.entries
+            partial = getattr(exc, "partial", None) if current.keep else None
+            if partial is not None and self._keep_partial(run.run_id, partial, exc, journal):
+                journal = -2  # the partial commit holds the run's end
+            self._failed(run.run_id, exc, journal)
             self._start_next()
             return
         if durable is not None:
             self._resumed_event(current, durable)
         self._complete(current)
+
+    def _keep_partial(self, run_id: str, partial: Session, error: Exception, journal: int) -> bool:
+        """Commit the steps a run cancelled by newer input completed (``on_busy="interrupt"``)."""
+        assert self.session is not None and self.position is not None
+        host = self.host
+        result = RunResult(run_id=run_id, session=partial, output="")
+        try:
+            commit = run_commit(self.position, self.session, result, host.key, journal)
+        except PraxoError:
+            return False
+        commit = msgspec.structs.replace(commit, result=result_document(None, error, run_id))
+        self.session = partial
+        host.post(host.router.to_store, encode(CommitRun(commit)))
+        return True
 
     def _resume_interrupted(self, options: Any, start: StartRun) -> AgentRun:
         """The run a ``resume`` goes on with: the session's interrupted one, if it is that run."""

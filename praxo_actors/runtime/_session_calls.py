@@ -44,6 +44,7 @@ class Run:
     agent: str
     deadline_ns: int | None
     cancelled: bool = False
+    keep: bool = False  # cancelled by newer input: commit the steps it completed
     token: int = 0
     task: Any = None  # the asyncio task of the async callback in flight, if any
     events: list[Event] = field(default_factory=list)
