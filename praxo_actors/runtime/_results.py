@@ -23,6 +23,7 @@ from praxo_actors.runtime._run_future import RunFuture
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._handle import SessionHandle
+    from praxo_actors.runtime._router import Router
 
 __all__ = ["run_result"]
 
@@ -35,7 +36,7 @@ def run_result(handle: SessionHandle, run_id: str, timeout: float) -> RunResult:
     end = time.monotonic() + timeout
     router = runtime._router
     try:
-        pending = runtime._call(router.pending.get, run_id, timeout=timeout)
+        pending = runtime._call(_known, router, run_id, timeout=timeout)
         if pending is not None:
             return pending.get(timeout=_left(end))
         kept = _kept(handle, run_id, end)
@@ -60,6 +61,10 @@ def run_result(handle: SessionHandle, run_id: str, timeout: float) -> RunResult:
             "RUNTIME_UNKNOWN_RUN", f"session {handle.id!r} has no run {run_id!r} in its last 100"
         )
     return kept
+
+
+def _known(router: Router, run_id: str) -> RunFuture | None:
+    return router.pending.get(run_id) or router.resumed_futures.get(run_id)
 
 
 def _left(end: float) -> float:

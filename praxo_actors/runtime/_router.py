@@ -132,6 +132,7 @@ class Router(Resumption):
         self.retries: dict[str, int] = {}
         # Callbacks waiting for a run that a session will resume (handle.result).
         self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
+        self.resumed_futures: dict[str, RunFuture] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
         # rollback of the store (CHECKPOINT_STALE).
         self.versions: dict[str, int] = {}

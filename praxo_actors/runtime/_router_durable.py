@@ -20,6 +20,7 @@ class Resumption:
     live: OrderedDict[str, Any]
     pending: dict[str, RunFuture]
     watchers: dict[str, list[Callable[[RunFuture | None], None]]]
+    resumed_futures: dict[str, RunFuture]
     activator: Activator
     stopping: bool
     max_live_sessions: int
@@ -44,6 +45,12 @@ class Resumption:
             self.pending[run_id] = future
             self.counters.runs_started += 1
         if future is not None:
+            # Kept a while after it ends, for a handle.result that asks in the meantime.
+            recent = self.resumed_futures
+            recent[run_id] = future
+            if len(recent) > 1000:
+                del recent[next(iter(recent))]
+        if future is not None:
             for watch in self.watchers.pop(run_id, ()):
                 watch(future)
 
@@ -57,7 +64,7 @@ class Resumption:
     ) -> None:
         """Call ``found(future)`` with the run's future: now if it is pending, else once its
         session resumes it (activating the session); ``found(None)`` if it cannot be."""
-        future = self.pending.get(run_id)
+        future = self.pending.get(run_id) or self.resumed_futures.get(run_id)
         if future is not None:
             found(future)
             return
