@@ -8,14 +8,17 @@ A case (shared by the ``agent_loop`` and ``middleware`` groups) holds:
   ``{"malformed": true}`` (returns something that is neither) — or ``{"fallback": [m1, m2]}``
   with each ``m`` itself a model;
 - ``tools``: ``{"name", "echo": true | "returns": value | "tool_error": {...} | "raises": true |
-  "mutates": true | "unencodable": true}``;
+  "mutates": true | "unencodable": true | "interrupts": payload}``;
 - ``options``: ``max_steps``, ``parse_text_tool_calls``, ``pii``, ``tool_selection`` (names),
   ``call_limit`` (``[model, tool]``), ``structured_output`` (``{"schema", "max_repairs",
   "repairs"?: [replies], "repairer_raises"?}``), ``compaction`` (``{"max_tokens", "keep_last"?,
-  "summaries"?: [replies]}``).
+  "summaries"?: [replies]}``), ``approval`` (tool names);
+- ``resume``: values to resume an interrupted run with, in order (``resume_agent`` on the last
+  result's session each time).
 
 Outcome: ``expect`` (a subset of ``output``, ``structured``, ``steps``, ``model_calls``,
-``tool_calls``, ``messages``, ``metadata``, ``tool_error_codes``), or ``error`` (a code), or
+``tool_calls``, ``messages``, ``metadata``, ``tool_error_codes``, ``status``, ``interrupt``,
+``interrupts`` (the payload of every interruption, in order)), or ``error`` (a code), or
 ``raises``: ``"callback"`` (the callback's own exception) / ``"type_error"``. Observations,
 each optional: ``events`` (types, or ``[type, data subset]``), ``invocations`` (tool name and
 arguments as received), ``requests`` (per model call: a subset of ``step``, ``tools``,
@@ -32,16 +35,19 @@ import msgspec
 
 from conformance._runner import CaseFailure, expect_outcome
 from praxo_actors.agent import (
+    Interrupt,
     Tool,
     ToolError,
     fallback_model,
     new_agent_options,
+    resume_agent,
     run_agent,
 )
 from praxo_actors.middleware import (
     apply_structured,
     call_limit,
     compaction,
+    require_approval,
     structured_output,
     tool_selection,
 )
@@ -140,6 +146,8 @@ def _tool(spec: dict[str, Any], log: Log) -> Tool:
             return "ok"
         if spec.get("unencodable"):
             return {1, 2}
+        if "interrupts" in spec:
+            return Interrupt(spec["interrupts"])
         return None
 
     return Tool(name, spec.get("description", ""), spec.get("parameters", {}), handler)
@@ -182,6 +190,8 @@ def _fields(case: dict[str, Any], log: Log) -> dict[str, Any]:
         fields["tool_selection"] = tool_selection(opts["tool_selection"])
     if "call_limit" in opts:
         fields["call_limit"] = call_limit(*opts["call_limit"])
+    if "approval" in opts:
+        fields["approval"] = require_approval(opts["approval"])
     if "structured_output" in opts:
         fields["structured_output"] = _structured(opts["structured_output"], log)
     if "compaction" in opts:
@@ -195,7 +205,7 @@ def _fields(case: dict[str, Any], log: Log) -> dict[str, Any]:
     return fields
 
 
-def _observed(result: RunResult) -> dict[str, Any]:
+def _observed(result: RunResult, interrupts: list[Any] | None = None) -> dict[str, Any]:
     messages = result.session.messages
     codes = []
     for message in messages:
@@ -215,6 +225,9 @@ def _observed(result: RunResult) -> dict[str, Any]:
         "messages": [message_json(m) for m in messages],
         "metadata": result.session.metadata,
         "tool_error_codes": codes,
+        "status": result.status,
+        "interrupt": result.interrupt,
+        "interrupts": interrupts or [],
     }
 
 
@@ -276,8 +289,16 @@ def run_agent_case(case: dict[str, Any]) -> None:
     )
     before = msgspec.json.encode(session)
 
+    interrupts: list[Any] = []
+
     def thunk() -> RunResult:
-        return run_agent(options, session, case["input"], run_id=RUN_ID)
+        result = run_agent(options, session, case["input"], run_id=RUN_ID)
+        for value in case.get("resume", []):
+            interrupts.append(result.interrupt)
+            result = resume_agent(options, result.session, value)
+        if result.status == "interrupted":
+            interrupts.append(result.interrupt)
+        return result
 
     if "raises" in case:
         kind = {"callback": VectorCallbackError, "type_error": TypeError}[case["raises"]]
@@ -289,7 +310,7 @@ def run_agent_case(case: dict[str, Any]) -> None:
             raise CaseFailure(f"expected the run to raise {kind.__name__}")
     else:
         wanted = case.get("expect", {})
-        expect_outcome(case, thunk, lambda r: {k: _observed(r)[k] for k in wanted})
+        expect_outcome(case, thunk, lambda r: {k: _observed(r, interrupts)[k] for k in wanted})
     if msgspec.json.encode(session) != before:
         raise CaseFailure("the input session changed")
     _check_observations(case, log)

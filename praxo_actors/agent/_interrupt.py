@@ -61,6 +61,7 @@ class Pending(msgspec.Struct, frozen=True):
     model_calls: int = 0
     tool_calls: int = 0
     usage: dict[str, int] = {}
+    seq: int = 0  # the run's next event number: a resumed run numbers on
 
 
 def pending_of(session: Session) -> Pending | None:

@@ -153,6 +153,7 @@ def machine(
         messages = list(session.messages)
         metadata = with_pending(metadata, None)
         if event is not None:
+            event.seq = resume[0].seq
             yield event("run.resumed", {"step": resume[0].step, "kind": resume[0].kind})
 
     limit = options.call_limit
@@ -478,6 +479,7 @@ def _interrupted(
             "run.interrupted",
             {"step": pending.step, "kind": pending.kind, "payload": pending.payload},
         )
+        pending = msgspec.structs.replace(pending, seq=event.seq)
     return RunResult(
         run_id=pending.run_id,
         session=Session(session.id, messages, with_pending(metadata, pending)),
