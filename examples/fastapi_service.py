@@ -9,6 +9,12 @@ committed run survives a restart. Endpoints:
   ``{"error": {"code": ..., "message": ..., "run_id"?: ...}}`` with the status its code maps to
   (``STATUS_BY_CODE``; a model's own code is 502).
 - ``GET /sessions/{id}/history`` answers the session's committed messages.
+- People in the loop: the agent's ``send_mail`` tool needs approval (``require_approval``). A run
+  that reaches it answers ``{"status": "interrupted", "interrupt": {"approval": {...}}}``;
+  ``GET /approvals`` lists the sessions waiting for one, and ``POST /sessions/{id}/approval``
+  with ``{"approved": true | false, "arguments": {...} | null}`` resumes the run (same
+  ``run_id``) and answers how it ended. The echo model calls ``send_mail`` for an input
+  ``mail <address>``.
 - ``GET /sessions/{id}/events`` streams the session's events as server-sent events. The first
   line is the comment ``: subscribed`` (events from then on are delivered); the stream ends
   when the runtime stops.
@@ -63,8 +69,9 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 
 from praxo_actors import AgentError, PraxoError
-from praxo_actors.agent import new_agent_options
-from praxo_actors.models import ModelError, message_assistant, response
+from praxo_actors.agent import AgentOptions, Tool, new_agent_options
+from praxo_actors.middleware import require_approval
+from praxo_actors.models import ModelError, RunResult, ToolCall, message_assistant, response
 from praxo_actors.models import Request as ModelRequest
 from praxo_actors.models import Response as ModelResponse
 from praxo_actors.runtime import Runtime, SessionHandle
@@ -78,6 +85,9 @@ STATUS_BY_CODE = {
     "INVALID_REQUEST": 422,
     "RUNTIME_INVALID_INPUT": 422,
     "SESSION_BUSY": 409,
+    "SESSION_INTERRUPTED": 409,
+    "SESSION_NOT_INTERRUPTED": 409,
+    "AGENT_INVALID_RESUME": 422,
     "AGENT_CANCELLED": 409,
     "SESSION_OVERLOADED": 429,
     "RUNTIME_SESSION_LIMIT": 503,
@@ -101,14 +111,38 @@ class RunBody(BaseModel):
     deadline: float | None = None
 
 
+class ApprovalBody(BaseModel):
+    """The body of ``POST /sessions/{id}/approval``."""
+
+    approved: bool
+    arguments: dict[str, Any] | None = None
+
+
+async def send_mail(arguments: dict[str, Any]) -> str:
+    """The tool a person approves first (a stand-in: it sends nothing)."""
+    return f"sent to {arguments.get('to')}"
+
+
+def agent_options(model: Model) -> AgentOptions:
+    """The agent: the model, and a mail tool whose calls wait for approval."""
+    mail = Tool("send_mail", "Send a mail", {"type": "object"}, send_mail)
+    return new_agent_options(model, tools=[mail], approval=require_approval(["send_mail"]))
+
+
 def echo_model(latency: float = 0.05) -> Model:
     """Return an ``async`` model that echoes the user's message after ``latency`` seconds."""
 
     async def model(request: ModelRequest) -> ModelResponse | ModelError:
         await asyncio.sleep(latency)  # a model call takes time; the loop serves others meanwhile
-        text = request.messages[-1].content
+        last = request.messages[-1]
+        text = last.content
+        if last.role == "tool":  # the mail tool answered (or was denied)
+            return response(message_assistant(f"mail: {text}"))
         if text == "fail":
             return ModelError("MODEL_UNAVAILABLE", "the model is down")
+        if isinstance(text, str) and text.startswith("mail "):
+            call = ToolCall("send_mail", {"to": text[5:].strip()}, id="mail-1")
+            return response(message_assistant("", [call]))
         return response(message_assistant(f"echo: {text}"))
 
     return model
@@ -187,7 +221,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # On the app's loop: no thread of the runtime's own, and the model runs here.
         async with Runtime.open(store_path, **runtime_options) as runtime:
-            runtime.register_agent(AGENT, lambda: new_agent_options(agent_model))
+            runtime.register_agent(AGENT, lambda: agent_options(agent_model))
             service.runtime = runtime
             try:
                 yield
@@ -237,13 +271,44 @@ async def start_run(body: RunBody, session: SessionDep, service: ServiceDep) -> 
     with service.admit():
         # Suspends only this request; cancelling it would cancel the run (nothing committed).
         result = await session.arun(body.input, deadline=body.deadline)
+    return run_answer(result)
+
+
+def run_answer(result: RunResult) -> dict[str, Any]:
+    """How a run ended, as JSON: its output, or the approval it waits for."""
     return {
         "run_id": result.run_id,
+        "status": result.status,
         "output": result.output,
+        "interrupt": result.interrupt,
         "steps": result.steps,
         "model_calls": result.model_calls,
         "tool_calls": result.tool_calls,
     }
+
+
+@router.get("/approvals")
+async def approvals(service: ServiceDep) -> dict[str, Any]:
+    """List the sessions whose run waits for an approval, and what it asks."""
+    if service.runtime is None:
+        raise PraxoError("RUNTIME_STOPPED", "the service is not running")
+    waiting = [
+        {"session_id": info.id, **info.pending_interrupt}
+        for info in await service.runtime.asessions()
+        if isinstance(info.pending_interrupt, dict) and "approval" in info.pending_interrupt
+    ]
+    return {"approvals": waiting}
+
+
+@router.post("/sessions/{session_id}/approval")
+async def approve(body: ApprovalBody, session: SessionDep, service: ServiceDep) -> dict[str, Any]:
+    """Approve or deny the call the session's run waits for; answer how the run ended."""
+    decision: Any = {"approved": body.approved}
+    if body.arguments is not None:
+        decision["arguments"] = body.arguments
+    with service.admit():
+        result = await session.aresume(decision)
+    return run_answer(result)
 
 
 @router.get("/sessions/{session_id}/history")

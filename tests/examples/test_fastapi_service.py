@@ -404,3 +404,36 @@ def test_a_draining_service_refuses_runs_and_fails_its_health_check(no_thread_le
     assert (draining.status_code, draining.json()) == (503, {"status": "stopping"})
     assert run.status_code == 503
     assert run.json()["error"]["code"] == "RUNTIME_STOPPED"
+
+
+def test_an_approval_is_listed_approved_over_http_and_the_run_goes_on(server: Server) -> None:
+    """A run reaching send_mail waits; GET /approvals lists it; POST .../approval resumes it."""
+    asked = server.client.post("/sessions/mailer/runs", json={"input": "mail ada@example.com"})
+    assert asked.status_code == 200, asked.text
+    body = asked.json()
+    assert body["status"] == "interrupted" and body["output"] == ""
+    wanted = {"tool": "send_mail", "arguments": {"to": "ada@example.com"}, "call_id": "mail-1"}
+    assert body["interrupt"] == {"approval": wanted}
+    listed = server.client.get("/approvals").json()["approvals"]
+    assert {"session_id": "mailer", "approval": wanted} in listed
+    busy = server.client.post("/sessions/mailer/runs", json={"input": "hello"})
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "SESSION_INTERRUPTED"
+    edited = {"approved": True, "arguments": {"to": "bo@example.com"}}
+    done = server.client.post("/sessions/mailer/approval", json=edited)
+    assert done.status_code == 200, done.text
+    finished = done.json()
+    assert finished["status"] == "completed" and finished["run_id"] == body["run_id"]
+    assert finished["output"] == 'mail: "sent to bo@example.com"'
+    assert all(
+        a["session_id"] != "mailer" for a in server.client.get("/approvals").json()["approvals"]
+    )
+    again = server.client.post("/sessions/mailer/approval", json={"approved": True})
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "SESSION_NOT_INTERRUPTED"
+
+
+def test_a_denied_mail_is_not_sent(server: Server) -> None:
+    server.client.post("/sessions/denied/runs", json={"input": "mail eve@example.com"})
+    done = server.client.post("/sessions/denied/approval", json={"approved": False})
+    assert done.status_code == 200, done.text
+    assert "APPROVAL_DENIED" in done.json()["output"]
