@@ -35,3 +35,32 @@ def no_thread_leaks() -> Iterator[None]:
     before = set(threading.enumerate())
     yield
     assert_no_new_threads(before)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server for this test session: ``PRAXO_POSTGRES_DSN``, or one started on
+    loopback from the local binaries (skipped when neither is there)."""
+    dsn = os.environ.get("PRAXO_POSTGRES_DSN")
+    if dsn:
+        yield dsn
+        return
+    from praxo_actors.testing._postgres import local_postgres, postgres_binaries
+
+    if postgres_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (Debian: apt-get install postgresql)")
+    with local_postgres() as started:
+        yield started
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: str) -> Iterator[str]:
+    """The server's DSN, with the schema each test's stores use dropped afterwards."""
+    yield postgres_server
+    import psycopg
+
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        for (schema,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'praxo_test_%'"
+        ).fetchall():
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

@@ -1,8 +1,14 @@
-"""Run the memory vectors against every store backend: both must give the same outcomes."""
+"""Run the memory vectors against every store backend: all must give the same outcomes.
+
+``PostgresStore`` joins when a server is there: ``PRAXO_POSTGRES_DSN``, or one started on
+loopback from the local binaries for the run (each case in a schema of its own).
+"""
 
 from __future__ import annotations
 
+import atexit
 import itertools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +20,40 @@ BACKENDS: dict[str, Callable[[Clock], StoreBase]] = {
     "InMemoryStore": lambda clock: InMemoryStore(clock=clock),
     "SQLiteStore": lambda clock: SQLiteStore(":memory:", clock=clock),
 }
+
+_server: dict[str, Any] = {}
+_schemas = itertools.count(1)
+
+
+def _postgres_dsn() -> str | None:
+    """The server for this run (started on first use, stopped at exit), or None."""
+    if "dsn" not in _server:
+        dsn = os.environ.get("PRAXO_POSTGRES_DSN")
+        if dsn is None:
+            from praxo_actors.testing._postgres import local_postgres, postgres_binaries
+
+            if postgres_binaries() is not None:
+                server = local_postgres()
+                dsn = server.__enter__()
+                atexit.register(server.__exit__, None, None, None)
+        _server["dsn"] = dsn
+    found: str | None = _server["dsn"]
+    return found
+
+
+def _postgres(clock: Clock) -> StoreBase:
+    from praxo_actors.memory import PostgresStore
+
+    dsn = _postgres_dsn()
+    assert dsn is not None
+    schema = f"praxo_conformance_{os.getpid()}_{next(_schemas)}"
+    return PostgresStore(dsn, schema=schema, clock=clock)
+
+
+def _backends() -> dict[str, Callable[[Clock], StoreBase]]:
+    if _postgres_dsn() is None:
+        return BACKENDS
+    return {**BACKENDS, "PostgresStore": _postgres}
 
 
 def _item(item: Item, stamps: bool) -> dict[str, Any]:
@@ -43,9 +83,13 @@ def _run(store: StoreBase, case: Case) -> None:
 
 def run_case(case: Case) -> None:
     """Run ``case`` on each backend with a clock reading 1, 2, 3, …; raise on a mismatch."""
-    for name, make in BACKENDS.items():
+    for name, make in _backends().items():
         with make(itertools.count(1).__next__) as store:
             try:
                 _run(store, case)
             except Exception as exc:  # name the backend that disagrees
                 raise CaseFailure(f"{name}: {type(exc).__name__}: {exc}") from exc
+            finally:
+                schema = getattr(store, "schema", None)
+                if schema is not None:
+                    store._conn.execute(f'DROP SCHEMA "{schema}" CASCADE')  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ from praxo_actors.memory._item import Item
 from praxo_actors.memory._tools import memory_tools
 
 if TYPE_CHECKING:
+    from praxo_actors.memory._postgres import PostgresStore
     from praxo_actors.memory._sqlite import SQLiteStore
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Item",
     "MemoryStoreError",
     "Namespace",
+    "PostgresStore",
     "SQLiteStore",
     "Store",
     "memory_tools",
@@ -44,12 +46,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import :class:`SQLiteStore` (and with it ``sqlite3``) on first access (PEP 562)."""
+    """Import :class:`SQLiteStore` (and with it ``sqlite3``) or :class:`PostgresStore` on first
+    access (PEP 562)."""
     if name == "SQLiteStore":
         from praxo_actors.memory._sqlite import SQLiteStore
 
         globals()[name] = SQLiteStore
         return SQLiteStore
+    if name == "PostgresStore":
+        from praxo_actors.memory._postgres import PostgresStore
+
+        globals()[name] = PostgresStore
+        return PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

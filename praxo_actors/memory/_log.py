@@ -200,6 +200,10 @@ class SessionLog:
         A versioned commit whose ``expected`` is not the log's version is skipped (False); the
         rest are written together (one transaction where the store has them).
         """
+        transaction = getattr(self.store, "session_transaction", None)
+        if transaction is not None:  # a shared database: the compare-and-set holds across hosts
+            with transaction([c.session_id for c in commits if c.record is not None]):
+                return self._write(commits, appends)
         if self._lock is None:
             return self._write(commits, appends)
         with self._lock:

@@ -13,6 +13,8 @@ import pytest
 from praxo_actors.memory import InMemoryStore, Item, MemoryStoreError, SQLiteStore, Store
 from praxo_actors.memory._base import StoreBase
 
+_SCHEMAS = itertools.count(1)
+
 
 class Ticks:
     """A clock reading 1, 2, 3… nanoseconds, one tick per read."""
@@ -24,14 +26,19 @@ class Ticks:
         return next(self._counter)
 
 
-@pytest.fixture(params=["inmemory", "sqlite"])
+@pytest.fixture(params=["inmemory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBase]:
     """A fresh store of each backend with a ticking clock, closed after the test."""
     backend: StoreBase
     if request.param == "inmemory":
         backend = InMemoryStore(clock=Ticks())
-    else:
+    elif request.param == "sqlite":
         backend = SQLiteStore(tmp_path / "store.sqlite3", clock=Ticks())
+    else:
+        from praxo_actors.memory import PostgresStore
+
+        dsn = request.getfixturevalue("postgres_dsn")
+        backend = PostgresStore(dsn, schema=f"praxo_test_{next(_SCHEMAS)}", clock=Ticks())
     with backend:
         yield backend
 

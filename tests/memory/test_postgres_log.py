@@ -1,0 +1,82 @@
+"""PostgresStore as the store of the session log: versioned commits hold across connections."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from praxo_actors.core._log_docs import dump_record
+from praxo_actors.memory._log import Commit, SessionLog
+from praxo_actors.models import message_assistant, message_user
+
+_SCHEMAS = itertools.count(1)
+
+
+@pytest.fixture
+def hosts(postgres_dsn: str) -> Iterator[list[Any]]:
+    """Two stores on one schema, as two hosts sharing one database."""
+    from praxo_actors.memory import PostgresStore
+
+    schema = f"praxo_test_log_{next(_SCHEMAS)}"
+    stores = [PostgresStore(postgres_dsn, schema=schema) for _ in range(2)]
+    yield stores
+    for store in stores:
+        store.close()
+
+
+def test_racing_hosts_never_commit_on_the_same_version(hosts: list[Any]) -> None:
+    """Each host reads the head, builds a record on it and commits; of every race exactly one
+    wins, and the log ends with one record per won commit, in order, none overwritten."""
+    logs = [SessionLog(store) for store in hosts]
+    won: list[list[int]] = [[], []]
+    barrier = threading.Barrier(2, timeout=30)
+
+    def host(i: int) -> None:
+        for _ in range(40):
+            state = logs[i].load(["s"])[0]
+            version = 0 if state is None else state.version
+            record = dump_record(
+                "s", version + 1, f"h{i}-{version}", [message_user(f"h{i}"), message_assistant("a")]
+            )
+            barrier.wait()  # both build on the same version, then race
+            commit = Commit("s", expected=version, run_id=f"h{i}-{version}", record=record)
+            if logs[i].write([commit], []) == [True]:
+                won[i].append(version + 1)
+
+    threads = [threading.Thread(target=host, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+        assert not thread.is_alive()
+    final = logs[0].load(["s"])[0]
+    assert final is not None
+    wins = sorted(won[0] + won[1])
+    assert wins == list(range(1, final.version + 1))  # no version committed twice
+    assert final.version == 40  # every race has exactly one winner
+    assert len(final.records) == final.version - final.base
+
+
+def test_a_runtime_on_postgres_restores_and_resumes(postgres_dsn: str) -> None:
+    from praxo_actors.agent import new_agent_options
+    from praxo_actors.memory import PostgresStore
+    from praxo_actors.runtime import Runtime, read_session
+    from praxo_actors.testing import EchoModel
+
+    store = PostgresStore(postgres_dsn, schema=f"praxo_test_rt_{next(_SCHEMAS)}")
+    try:
+        with Runtime.start(store, idle_timeout=None, timeout=30) as rt:
+            rt.register_agent("default", lambda: new_agent_options(EchoModel()))
+            handle = rt.session("s")
+            for text in ("one", "two"):
+                assert handle.run(text).get(timeout=30).output == text
+            assert handle.passivate()
+            assert [m.content for m in handle.history()] == ["one", "one", "two", "two"]
+            assert handle.run("three").get(timeout=30).output == "three"
+        assert len(read_session(store, "s").messages) == 6
+    finally:
+        store.close()
