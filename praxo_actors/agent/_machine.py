@@ -376,23 +376,17 @@ def machine(
                     payload = {
                         "approval": {"tool": name, "arguments": arguments, "call_id": call.id}
                     }
+                    where = Pending(run_id, "approval", step, index, list(calls), payload)
                     return (
                         yield from _interrupted(
                             event,
                             session,
                             messages,
                             metadata,
-                            Pending(
-                                run_id,
-                                "approval",
-                                step,
-                                index,
-                                list(calls),
-                                payload,
-                                model_calls,
-                                tool_calls,
-                                usage,
-                            ),
+                            where,
+                            model_calls,
+                            tool_calls,
+                            usage,
                         )
                     )
                 if tool_limit and tool_calls >= tool_limit:
@@ -421,23 +415,17 @@ def machine(
                     yield from _crashed(event, exc, CALLBACK)
                     raise
                 if type(value) is Interrupt:
+                    where = Pending(run_id, "tool", step, index, list(calls), value.payload)
                     return (
                         yield from _interrupted(
                             event,
                             session,
                             messages,
                             metadata,
-                            Pending(
-                                run_id,
-                                "tool",
-                                step,
-                                index,
-                                list(calls),
-                                value.payload,
-                                model_calls,
-                                tool_calls,
-                                usage,
-                            ),
+                            where,
+                            model_calls,
+                            tool_calls,
+                            usage,
                         )
                     )
             error: str | None = None
@@ -471,9 +459,15 @@ def _interrupted(
     session: Session,
     messages: list[Message],
     metadata: dict[str, Any],
-    pending: Pending,
+    where: Pending,
+    model_calls: int,
+    tool_calls: int,
+    usage: dict[str, int],
 ) -> Generator[Effect, Any, RunResult]:
     """Stop the run to ask a person: the session keeps the run so far and where to go on."""
+    pending = msgspec.structs.replace(
+        where, model_calls=model_calls, tool_calls=tool_calls, usage=dict(usage)
+    )
     if event is not None:
         yield event(
             "run.interrupted",
