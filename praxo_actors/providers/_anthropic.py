@@ -6,7 +6,7 @@ from typing import Any
 
 from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
-from praxo_actors.providers._clients import LoopClients
+from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST, model_error
 from praxo_actors.providers._wire import (
     SHAPE_ERRORS,
@@ -22,7 +22,7 @@ __all__ = ["AnthropicModel", "anthropic_model"]
 _RESERVED = ("model", "messages", "system", "tools", "stream", "max_tokens", "timeout")
 
 
-class AnthropicModel:
+class AnthropicModel(ClientModel):
     """An ``async`` model calling ``messages.create`` with the ``anthropic`` SDK.
 
     Made by :func:`anthropic_model`; holds one SDK client per event loop that calls it, as
@@ -96,20 +96,6 @@ class AnthropicModel:
                 if text and context is not None:
                     context.delta(text)
         return assembler.response()
-
-    async def aclose(self) -> None:
-        """Close the client of the running event loop (a given ``client`` stays open)."""
-        await self._clients.aclose()
-
-    def close(self, timeout: float = 10.0) -> None:
-        """Close every client this model made, from outside their loops."""
-        self._clients.close(timeout)
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"anthropic_model({self.model!r}, stream={self.stream})"

@@ -10,7 +10,7 @@ import concurrent.futures
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["LoopClients"]
 
@@ -90,3 +90,23 @@ class LoopClients:
                     raise TimeoutError(f"a client was not closed within {timeout} s") from None
             else:
                 loop.run_until_complete(client.close())
+
+
+class ClientModel:
+    """What both provider models share: their SDK clients, one per event loop, and closing."""
+
+    _clients: LoopClients
+
+    async def aclose(self) -> None:
+        """Close the client of the running event loop (a given ``client`` stays open)."""
+        await self._clients.aclose()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close every client this model made, from outside their loops (see ``LoopClients``)."""
+        self._clients.close(timeout)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from praxo_actors.models import ModelError, Request, Response
-from praxo_actors.providers._clients import LoopClients
+from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST, model_error
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
 from praxo_actors.providers._wire import (
@@ -23,7 +23,7 @@ __all__ = ["OpenAIModel", "openai_model"]
 _RESERVED = ("model", "messages", "tools", "stream", "stream_options", "timeout")
 
 
-class OpenAIModel:
+class OpenAIModel(ClientModel):
     """An ``async`` model calling ``chat.completions`` with the ``openai`` SDK.
 
     Made by :func:`openai_model`. It holds one SDK client per event loop that calls it (an
@@ -93,20 +93,6 @@ class OpenAIModel:
                 if text and context is not None:
                     context.delta(text)
         return assembler.response(self.tool_call_format)
-
-    async def aclose(self) -> None:
-        """Close the client of the running event loop (a given ``client`` stays open)."""
-        await self._clients.aclose()
-
-    def close(self, timeout: float = 10.0) -> None:
-        """Close every client this model made, from outside their loops (see ``LoopClients``)."""
-        self._clients.close(timeout)
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"openai_model({self.model!r}, stream={self.stream})"
