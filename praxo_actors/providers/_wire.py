@@ -211,19 +211,15 @@ def check_format(tool_call_format: object) -> None:
 
     Raises:
         TypeError: Not a str or None.
-        ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT``: a name the Core does not know, or any
-            name when this Core reads no named formats.
+        ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT``: a name the Core does not know.
     """
     if tool_call_format is None:
         return
     if not isinstance(tool_call_format, str):
         raise TypeError("tool_call_format must be a str or None")
-    from praxo_actors import core
+    from praxo_actors.core import tool_call_formats
 
-    if "format" not in inspect.signature(core.parse_tool_calls).parameters:
-        raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", "this Core reads no named formats")
-    names = getattr(core, "tool_call_formats", None)
-    if names is not None and tool_call_format != "auto" and tool_call_format not in names():
+    if tool_call_format != "auto" and tool_call_format not in tool_call_formats():
         raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown format {tool_call_format!r}")
 
 
@@ -235,16 +231,13 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
     """
     if tool_call_format is None or not text:
         return text, []
-    from praxo_actors import core
+    from praxo_actors.core import parse_tool_calls, strip_tool_calls
 
-    # Typed Any: the Core's ``format=`` keyword is checked when the model is made.
-    parse: Any = core.parse_tool_calls
-    strip: Any = core.strip_tool_calls
     try:
-        calls: list[ToolCall] = parse(text, format=tool_call_format)
+        calls = parse_tool_calls(text, format=tool_call_format)
         if not calls:
             return text, []
-        prose: str = strip(text, format=tool_call_format)
+        prose = strip_tool_calls(text, format=tool_call_format)
     except ToolCallError as exc:
         return ModelError(exc.code, f"tool-call markup ({tool_call_format}): {exc.message}")
     return prose, calls

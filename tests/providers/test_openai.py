@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 import threading
 from typing import Any
@@ -15,7 +14,6 @@ from _payloads import LOOK, Deltas, bound_port, chunk, completion, function_call
 from praxo_actors import PraxoError
 from praxo_actors.agent import ModelContext
 from praxo_actors.agent._context import enter_model, leave_model
-from praxo_actors.core import parse_tool_calls
 from praxo_actors.models import (
     ImageBlock,
     Message,
@@ -29,8 +27,6 @@ from praxo_actors.models import (
     message_user,
 )
 from praxo_actors.providers import OpenAIModel, openai_model, retry_after
-
-FORMATS = "format" in inspect.signature(parse_tool_calls).parameters
 
 
 def model(server: Server, **kwargs: Any) -> OpenAIModel:
@@ -289,7 +285,6 @@ def test_tool_call_format_none_leaves_markup_in_the_text(server: Server) -> None
     assert (result.message.content, result.message.tool_calls) == (text, [])
 
 
-@pytest.mark.skipif(not FORMATS, reason="parse_tool_calls reads no named formats yet")
 def test_tool_call_format_reads_calls_from_the_text(server: Server) -> None:
     """With a tool_call_format, calls in the server's text become tool calls; prose stays."""
     text = 'Sure.\n<tool_call>{"name": "look", "arguments": {"q": "x"}}</tool_call>'
@@ -302,11 +297,10 @@ def test_tool_call_format_reads_calls_from_the_text(server: Server) -> None:
     assert isinstance(broken, ModelError) and broken.code.startswith("TOOL_CALL_")
 
 
-@pytest.mark.skipif(FORMATS, reason="parse_tool_calls reads named formats")
-def test_a_tool_call_format_needs_a_core_that_reads_formats() -> None:
-    """Naming a format this Core cannot read fails at once with TOOL_CALL_UNKNOWN_FORMAT."""
+def test_an_unknown_tool_call_format_is_refused_at_once() -> None:
+    """Naming a format the Core does not read fails when the model is made."""
     with pytest.raises(PraxoError) as info:
-        openai_model("m", base_url="http://127.0.0.1:9/v1", api_key="k", tool_call_format="hermes")
+        openai_model("m", base_url="http://127.0.0.1:9/v1", api_key="k", tool_call_format="nope")
     assert info.value.code == "TOOL_CALL_UNKNOWN_FORMAT"
 
 
