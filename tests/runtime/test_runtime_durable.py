@@ -225,3 +225,33 @@ def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: 
         again.session("s").result(future.run_id, timeout=TIMEOUT)
     assert info.value.code == "CHECKPOINT_SIGNATURE"
     wait_until(lambda: again.statistics().runs_pending == 0)
+
+
+def test_a_resumed_approval_cut_off_by_a_crash_resumes_with_its_answer(runtime: Start) -> None:
+    """A durable run resumed from an approval and crashed mid-tool goes on with the same answer."""
+    from praxo_actors.middleware import require_approval
+
+    world = World()
+    world.entered.clear()
+
+    def agent() -> AgentOptions:
+        options = world.agent()
+        return new_agent_options(
+            options.model, tools=list(options.tools), approval=require_approval(["wait"])
+        )
+
+    rt = runtime()
+    rt.register_agent("default", agent, durable=True)
+    handle = rt.session("s")
+    stopped = handle.run("go").get(timeout=TIMEOUT)
+    assert stopped.status == "interrupted"
+    assert stopped.interrupt["approval"]["tool"] == "wait"
+    assert len(world.sent) == 1  # send ran before the approval was asked
+    resumed = handle.resume({"approved": True, "arguments": {"edited": True}})
+    assert world.entered.wait(TIMEOUT)
+    handle.crash_for_testing()
+    result = resumed.get(timeout=TIMEOUT)
+    assert result.run_id == stopped.run_id and result.output == 'done: "waited"'
+    assert len(world.sent) == 1 and world.model_calls == [1, 2]
+    # at_least_once: the call in flight is made again, under the same key.
+    assert len(world.waits) == 2 and world.waits[0][0] == world.waits[1][0]
