@@ -1,0 +1,105 @@
+"""A session host: one Ray actor running an embedded ``Runtime`` on the shared store."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Any
+
+import msgspec
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.models import Event
+
+__all__ = ["Host", "resolve_factory"]
+
+
+def resolve_factory(factory: Any) -> Any:
+    """A factory given as ``"package.module:function"`` is imported; a callable is itself."""
+    if isinstance(factory, str):
+        module, _, name = factory.partition(":")
+        if not module or not name:
+            raise PraxoError("RUNTIME_INVALID_CONFIG", f"factory {factory!r} is not 'module:name'")
+        return getattr(importlib.import_module(module), name)
+    return factory
+
+
+def _error(exc: BaseException) -> tuple[str, str, str, str | None]:
+    kind = "agent" if isinstance(exc, AgentError) else "praxo"
+    code = getattr(exc, "code", None)
+    if not isinstance(exc, PraxoError) or not isinstance(code, str):
+        return ("error", "other", "AGENT_CALLBACK_EXCEPTION", f"{type(exc).__name__}: {exc}")
+    return ("error", kind, code, str(getattr(exc, "message", exc)))
+
+
+class Host:
+    """Host sessions for the cluster (a Ray actor: ``ray.remote`` makes it one at start)."""
+
+    def __init__(self, name: str, dsn: str, schema: str, options: dict[str, Any], hub: Any) -> None:
+        import ray
+
+        from praxo_actors.memory import PostgresStore
+        from praxo_actors.runtime import Runtime
+
+        self.name = name
+        self.hub = hub
+        self.store = PostgresStore(dsn, schema=schema)
+        self.runtime = Runtime.start(self.store, **options)
+        for agent, (factory, per_session, durable) in ray.get(hub.agent_specs.remote()).items():
+            self.runtime.register_agent(agent, resolve_factory(factory), per_session, durable)
+        self._subscription: Any = None
+
+    def ping(self) -> str:
+        return self.name
+
+    def register_agent(self, name: str, factory: Any, per_session: bool, durable: bool) -> None:
+        self.runtime.register_agent(name, resolve_factory(factory), per_session, durable)
+
+    def publish_events(self, on: bool) -> None:
+        """Forward every event of this host's runs to the hub (while anyone subscribes)."""
+        if on and self._subscription is None:
+            hub = self.hub
+
+            def forward(event: Event) -> None:
+                hub.push.remote([msgspec.msgpack.encode(event)])
+
+            self._subscription = self.runtime.events.subscribe(forward, pattern="*")
+        elif not on and self._subscription is not None:
+            self._subscription.unsubscribe()
+            self._subscription = None
+
+    async def run(
+        self, session_id: str, agent: str, input: str, deadline: float | None, run_id: str
+    ) -> tuple[Any, ...]:
+        try:
+            handle = self.runtime.session(session_id, agent)
+            result = await handle._submit(run_id, input, deadline, None)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", msgspec.msgpack.encode(result))
+
+    async def result(
+        self, session_id: str, agent: str, run_id: str, timeout: float
+    ) -> tuple[Any, ...]:
+        """The outcome of ``run_id``, resuming it here if its session's journal holds it."""
+        try:
+            handle = self.runtime.session(session_id, agent)
+            result = await asyncio.to_thread(handle.result, run_id, timeout)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", msgspec.msgpack.encode(result))
+
+    async def history(self, session_id: str, agent: str, timeout: float) -> tuple[Any, ...]:
+        try:
+            messages = await self.runtime.session(session_id, agent).ahistory(timeout)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", msgspec.msgpack.encode(messages))
+
+    def statistics(self) -> bytes:
+        return msgspec.msgpack.encode(self.runtime.statistics())
+
+    def stop(self) -> None:
+        self.publish_events(False)
+        self.runtime.stop()
+        self.store.close()

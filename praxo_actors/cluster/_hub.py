@@ -1,0 +1,40 @@
+"""The cluster's hub: the agents every host registers (a restarted host reads them again) and
+the event stream the hosts publish to, read by subscribers in the caller's process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Hub"]
+
+KEPT_EVENTS = 100_000
+
+
+class Hub:
+    """A Ray actor (made one by ``ray.remote`` at start): agents and a bounded event log."""
+
+    def __init__(self) -> None:
+        self.agents: dict[str, tuple[Any, bool, bool]] = {}
+        self.events: list[bytes] = []
+        self.first = 0  # the cursor of events[0]
+        self.dropped = 0
+
+    def register(self, name: str, factory: Any, per_session: bool, durable: bool) -> None:
+        self.agents[name] = (factory, per_session, durable)
+
+    def agent_specs(self) -> dict[str, tuple[Any, bool, bool]]:
+        return dict(self.agents)
+
+    def push(self, batch: list[bytes]) -> None:
+        self.events.extend(batch)
+        excess = len(self.events) - KEPT_EVENTS
+        if excess > 0:
+            del self.events[:excess]
+            self.first += excess
+            self.dropped += excess
+
+    def take(self, cursor: int, limit: int = 10_000) -> tuple[int, list[bytes]]:
+        """Events from ``cursor`` on (skipping any already dropped); the next cursor."""
+        start = max(cursor, self.first) - self.first
+        batch = self.events[start : start + limit]
+        return self.first + start + len(batch), batch

@@ -1,0 +1,415 @@
+"""``ClusterRuntime``: the ``Runtime`` surface over N session hosts that are Ray actors.
+
+Each host is a Ray actor running an embedded :class:`~praxo_actors.runtime.Runtime` on one
+shared :class:`~praxo_actors.memory.PostgresStore`. A session is routed by rendezvous hash of
+its id over the live hosts, so it stays on one host while that host lives, and moves (to be
+restored from the store) only when it dies. Versioned commits keep two hosts that both think
+they hold a session from overwriting each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.agent import new_run_id
+from praxo_actors.cluster._host import Host
+from praxo_actors.cluster._hub import Hub
+from praxo_actors.models import Event, Message, RunResult
+from praxo_actors.runtime import RuntimeStatistics
+
+__all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
+
+_DOWN_SECONDS = 2.0  # how long a host that failed a call is passed over before a new ping
+
+
+class ClusterStatistics(msgspec.Struct, frozen=True):
+    """The runtime's counters summed over the hosts, and each host's own."""
+
+    total: RuntimeStatistics
+    hosts: dict[str, RuntimeStatistics]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.total, name)
+
+
+def _score(host: str, session_id: str) -> int:
+    digest = hashlib.blake2b(f"{host}\x00{session_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _unpack(reply: tuple[Any, ...], run_id: str | None, kind: type[Any]) -> Any:
+    if reply[0] == "ok":
+        return msgspec.msgpack.decode(reply[1], type=kind)
+    _, origin, code, message = reply
+    if origin == "agent":
+        raise AgentError(code, message, run_id)
+    raise PraxoError(code, message)
+
+
+class ClusterRunFuture:
+    """The future of one run on the cluster: ``get(timeout)`` or ``await``."""
+
+    def __init__(
+        self,
+        cluster: ClusterRuntime,
+        session_id: str,
+        agent: str,
+        run_id: str,
+        host: str,
+        ref: Any,
+        sent: tuple[str, float | None] = ("", None),
+    ) -> None:
+        self.cluster = cluster
+        self.sent = sent  # the input and deadline, to send the run again
+        self.session_id = session_id
+        self.agent = agent
+        self.run_id = run_id
+        self.host = host
+        self._ref = ref
+
+    def get(self, timeout: float | None = None) -> RunResult:
+        """Return the run's result, or raise its error.
+
+        Raises:
+            AgentError: The run's code; ``SESSION_CRASHED`` if its host died (a durable run is
+                finished on another host instead).
+            PraxoError: ``RUNTIME_TIMEOUT``.
+        """
+        import ray
+
+        try:
+            reply = ray.get(self._ref, timeout=timeout)
+        except ray.exceptions.GetTimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no result within {timeout} s") from None
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            return self.cluster._after_host_failed(self, timeout)
+        result: RunResult = _unpack(reply, self.run_id, RunResult)
+        return result
+
+    def __await__(self) -> Any:
+        import asyncio
+
+        return asyncio.get_running_loop().run_in_executor(None, self.get).__await__()
+
+
+class ClusterSession:
+    """A session of the cluster: the ``SessionHandle`` surface that crosses hosts."""
+
+    def __init__(self, cluster: ClusterRuntime, session_id: str, agent: str) -> None:
+        self.cluster = cluster
+        self.id = session_id
+        self.agent = agent
+
+    def run(self, input: str, deadline: float | None = None) -> ClusterRunFuture:
+        """Queue a run on the session's host; return its future at once."""
+        return self.cluster._run(self.id, self.agent, input, deadline)
+
+    async def arun(self, input: str, deadline: float | None = None) -> RunResult:
+        result: RunResult = await self.run(input, deadline)
+        return result
+
+    def history(self, timeout: float = 10.0) -> list[Message]:
+        """The session's committed messages (read by the host it routes to)."""
+        import ray
+
+        _name, host = self.cluster._route(self.id)
+        reply = ray.get(host.history.remote(self.id, self.agent, timeout), timeout=timeout + 5)
+        messages: list[Message] = _unpack(reply, None, list[Message])
+        return messages
+
+    def result(self, run_id: str, timeout: float = 10.0) -> RunResult:
+        """The result of ``run_id`` (resumed from its journal on this host if need be)."""
+        return self.cluster._result(self.id, self.agent, run_id, timeout)
+
+
+class ClusterEvents:
+    """Subscriptions in this process to the events of every host."""
+
+    def __init__(self, cluster: ClusterRuntime) -> None:
+        self.cluster = cluster
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._subscribers: list[tuple[Callable[[Event], Any], str, str | None]] = []
+        self._lock = threading.Lock()
+
+    def subscribe(
+        self,
+        callback: Callable[[Event], Any],
+        pattern: str = "run.*",
+        session_id: str | None = None,
+    ) -> Callable[[], None]:
+        """Call ``callback(event)`` for each event of any host matching; return unsubscribe."""
+        import fnmatch
+
+        if not callable(callback):
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "callback must be callable")
+        entry = (callback, pattern, session_id)
+        with self._lock:
+            self._subscribers.append(entry)
+            first = self._thread is None
+        if first:
+            self.cluster._publish(True)
+            self._thread = threading.Thread(
+                target=self._pump,
+                args=(fnmatch.fnmatchcase,),
+                name="praxo-cluster-events",
+                daemon=True,
+            )
+            self._thread.start()
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if entry in self._subscribers:
+                    self._subscribers.remove(entry)
+
+        return unsubscribe
+
+    def _pump(self, match: Callable[[str, str], bool]) -> None:
+        import ray
+
+        cursor = 0
+        hub = self.cluster._hub
+        while not self._stop.is_set():
+            try:
+                cursor, batch = ray.get(hub.take.remote(cursor), timeout=10)
+            except Exception:  # the cluster is stopping
+                return
+            if not batch:
+                self._stop.wait(0.05)  # the hub holds nothing new: poll again shortly
+                continue
+            with self._lock:
+                subscribers = list(self._subscribers)
+            for data in batch:
+                event = msgspec.msgpack.decode(data, type=Event)
+                for callback, pattern, session_id in subscribers:
+                    if match(event.type, pattern) and session_id in (None, event.session_id):
+                        try:
+                            callback(event)
+                        except Exception:  # a subscriber's failure is its own
+                            continue
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(15)
+
+
+class ClusterRuntime:
+    """Session hosts on Ray over one PostgreSQL store (see the module docstring)."""
+
+    _owns_ray: bool
+    _hub: Any
+    _hosts: dict[str, Any]
+    _down: dict[str, float]
+    _lock: threading.Lock
+    _durable: set[str]
+    events: ClusterEvents
+    _stopped: bool
+
+    def __init__(self) -> None:
+        raise TypeError("use ClusterRuntime.start(...)")
+
+    @classmethod
+    def start(
+        cls,
+        store: Any,
+        hosts: int = 3,
+        address: str | None = None,
+        *,
+        schema: str = "public",
+        max_restarts: int = 3,
+        **runtime_options: Any,
+    ) -> ClusterRuntime:
+        """Start ``hosts`` session hosts; join Ray at ``address`` (None: the running or a new
+        local Ray instance).
+
+        Args:
+            store: A :class:`~praxo_actors.memory.PostgresStore` or its DSN string; each host
+                opens its own connection.
+            hosts: How many session hosts.
+            address: A Ray cluster to join (None: the one this process joined, or a local one).
+            schema: The store's schema.
+            max_restarts: Ray restarts a dead host this many times.
+            runtime_options: Passed to each host's ``Runtime.start``.
+
+        Raises:
+            ImportError: Ray is not installed (``pip install 'praxo-actors[ray]'``).
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+        """
+        try:
+            import ray
+        except ImportError:  # pragma: no cover - the extra is missing
+            raise ImportError("ClusterRuntime needs Ray: pip install 'praxo-actors[ray]'") from None
+        dsn = store if isinstance(store, str) else getattr(store, "dsn", None)
+        if not isinstance(dsn, str):
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "store must be a PostgresStore or its DSN")
+        if not isinstance(store, str) and isinstance(getattr(store, "schema", None), str):
+            schema = store.schema
+        if isinstance(hosts, bool) or not isinstance(hosts, int) or hosts < 1:
+            raise PraxoError("RUNTIME_INVALID_CONFIG", "hosts must be an int >= 1")
+        self = object.__new__(cls)
+        self._owns_ray = False
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR)
+            self._owns_ray = True
+        self._hub = ray.remote(Hub).options(num_cpus=0).remote()
+        host_class = ray.remote(Host).options(
+            num_cpus=0, max_restarts=max_restarts, max_task_retries=0, max_concurrency=1000
+        )
+        self._hosts = {}
+        for i in range(hosts):
+            name = f"host-{i}"
+            self._hosts[name] = host_class.remote(name, dsn, schema, runtime_options, self._hub)
+        ray.get([h.ping.remote() for h in self._hosts.values()], timeout=120)
+        self._down = {}
+        self._lock = threading.Lock()
+        self._durable = set()
+        self.events = ClusterEvents(self)
+        self._stopped = False
+        return self
+
+    # -- agents, routing -------------------------------------------------------------------
+
+    def register_agent(
+        self, name: str, factory: Any, per_session: bool = False, durable: bool = False
+    ) -> None:
+        """Register an agent on every host (a restarted host registers it again).
+
+        ``factory`` is ``"package.module:function"`` or a picklable callable.
+        """
+        import ray
+
+        ray.get(self._hub.register.remote(name, factory, per_session, durable))
+        ray.get(
+            [
+                h.register_agent.remote(name, factory, per_session, durable)
+                for h in self._hosts.values()
+            ]
+        )
+        if durable:
+            self._durable.add(name)
+
+    def _live(self) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            return [n for n in self._hosts if self._down.get(n, 0.0) <= now]
+
+    def _route(self, session_id: str) -> tuple[str, Any]:
+        live = self._live() or list(self._hosts)
+        name = max(live, key=lambda host: _score(host, session_id))
+        return name, self._hosts[name]
+
+    def host_of(self, session_id: str) -> str:
+        """The host ``session_id`` routes to now."""
+        return self._route(session_id)[0]
+
+    def session(self, session_id: str, agent: str = "default") -> ClusterSession:
+        if not isinstance(session_id, str) or not session_id:
+            raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+        return ClusterSession(self, session_id, agent)
+
+    def _run(
+        self, session_id: str, agent: str, input: str, deadline: float | None
+    ) -> ClusterRunFuture:
+        if self._stopped:
+            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+        run_id = new_run_id()
+        name, host = self._route(session_id)
+        ref = host.run.remote(session_id, agent, input, deadline, run_id)
+        return ClusterRunFuture(self, session_id, agent, run_id, name, ref, (input, deadline))
+
+    def _after_host_failed(self, future: ClusterRunFuture, timeout: float | None) -> RunResult:
+        with self._lock:
+            self._down[future.host] = time.monotonic() + _DOWN_SECONDS
+        if future.agent not in self._durable:
+            raise AgentError("SESSION_CRASHED", f"host {future.host} died", future.run_id)
+        # Journaled, the run is resumed by the host the session routes to now; not journaled
+        # yet, nothing of it was kept, and it is sent there again under the same id.
+        try:
+            return self._result(future.session_id, future.agent, future.run_id, timeout or 60.0)
+        except PraxoError as exc:
+            if exc.code != "RUNTIME_UNKNOWN_RUN":
+                raise
+        import ray
+
+        name, host = self._route(future.session_id)
+        input, deadline = future.sent
+        again = host.run.remote(future.session_id, future.agent, input, deadline, future.run_id)
+        try:
+            reply = ray.get(again, timeout=timeout)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            raise AgentError("SESSION_CRASHED", f"host {name} died", future.run_id) from None
+        result: RunResult = _unpack(reply, future.run_id, RunResult)
+        return result
+
+    def _result(self, session_id: str, agent: str, run_id: str, timeout: float) -> RunResult:
+        import ray
+
+        deadline = time.monotonic() + timeout
+        while True:
+            name, host = self._route(session_id)
+            try:
+                reply = ray.get(
+                    host.result.remote(session_id, agent, run_id, timeout), timeout=timeout + 5
+                )
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+                with self._lock:
+                    self._down[name] = time.monotonic() + _DOWN_SECONDS
+                if time.monotonic() > deadline:
+                    raise AgentError("SESSION_CRASHED", f"host {name} died", run_id) from None
+                continue
+            result: RunResult = _unpack(reply, run_id, RunResult)
+            return result
+
+    def _publish(self, on: bool) -> None:
+        import ray
+
+        ray.get([h.publish_events.remote(on) for h in self._hosts.values()])
+
+    # -- statistics, stop ------------------------------------------------------------------
+
+    def statistics(self) -> ClusterStatistics:
+        """The counters summed over the hosts that answer, and each host's."""
+        import ray
+
+        per: dict[str, RuntimeStatistics] = {}
+        for name, host in self._hosts.items():
+            try:
+                data = ray.get(host.statistics.remote(), timeout=30)
+            except Exception:
+                continue
+            per[name] = msgspec.msgpack.decode(data, type=RuntimeStatistics)
+        fields = RuntimeStatistics.__struct_fields__
+        total = RuntimeStatistics(**{f: sum(getattr(s, f) for s in per.values()) for f in fields})
+        return ClusterStatistics(total, per)
+
+    def stop(self) -> None:
+        """Stop every host and the hub; leave no actor behind (and shut down a Ray we started)."""
+        import ray
+
+        if self._stopped:
+            return
+        self._stopped = True
+        self.events.close()
+        for host in self._hosts.values():
+            with contextlib.suppress(Exception):  # a dead host: killed below all the same
+                ray.get(host.stop.remote(), timeout=60)
+            ray.kill(host, no_restart=True)
+        ray.kill(self._hub, no_restart=True)
+        if self._owns_ray:
+            ray.shutdown()
+
+    def __enter__(self) -> ClusterRuntime:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

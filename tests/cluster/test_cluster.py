@@ -1,0 +1,123 @@
+"""ClusterRuntime: session hosts on a local three-node Ray cluster over PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from praxo_actors import AgentError, PraxoError
+from praxo_actors.cluster import ClusterRuntime
+from praxo_actors.models import Event
+
+ray = pytest.importorskip("ray")
+TIMEOUT = 120.0
+
+
+def _alive_actors() -> int:
+    from ray._private.state import state
+
+    return sum(1 for a in state.actor_table(None).values() if a.get("State") == "ALIVE")
+
+
+def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: Any) -> None:
+    dsn, schema = cluster_store
+    before = _alive_actors()
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        sessions = [f"s{i}" for i in range(3000)]
+        for round in range(2):
+            futures = [cluster.session(sid).run(f"{sid}/{round}") for sid in sessions]
+            outputs = [f.get(timeout=TIMEOUT).output for f in futures]
+            assert outputs == [f"echo: {sid}/{round}" for sid in sessions]
+        hosts = {cluster.host_of(sid) for sid in sessions}
+        assert hosts == {"host-0", "host-1", "host-2"}
+        stats = cluster.statistics()
+        assert stats.runs_completed == 6000 and stats.runs_failed == 0
+        assert set(stats.hosts) == hosts
+        assert sum(s.runs_completed for s in stats.hosts.values()) == 6000
+        history = cluster.session("s7").history()
+        assert [m.content for m in history] == ["s7/0", "echo: s7/0", "s7/1", "echo: s7/1"]
+    finally:
+        cluster.stop()
+    assert _alive_actors() == before  # stop() left no actor behind
+
+
+def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
+    """Durable runs in flight on the killed host finish on another; nothing acknowledged is
+    lost; every run ends completed or with a code."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("default", "cluster_agents:slow", durable=True)
+        sessions = [f"k{i}" for i in range(300)]
+        futures = {sid: cluster.session(sid).run(f"job {sid}") for sid in sessions}
+        victim = cluster.host_of("k0")
+        time.sleep(0.1)  # into the burst: the runs are in flight (their tools take 0.2 s)
+        ray.kill(cluster._hosts[victim], no_restart=False)  # Ray restarts it
+        outcomes: dict[str, Any] = {}
+        for sid, future in futures.items():
+            try:
+                outcomes[sid] = future.get(timeout=TIMEOUT).output
+            except (AgentError, PraxoError) as exc:
+                outcomes[sid] = exc.code
+        completed = [sid for sid, out in outcomes.items() if out == f'done: "job {sid}"']
+        codes = {out for out in outcomes.values() if not str(out).startswith("done:")}
+        assert codes <= {"SESSION_CRASHED"}, codes
+        assert len(completed) >= 290, f"{len(completed)} completed, codes {codes}"
+        for sid in completed[:50]:
+            users = [m.content for m in cluster.session(sid).history() if m.role == "user"]
+            assert users == [f"job {sid}"]
+    finally:
+        cluster.stop()
+
+
+def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_store: Any) -> None:
+    """Host A holds a session live; host B commits to it (a takeover); A's next commit is
+    refused with SESSION_CONFLICT and A reloads, building on B's."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        owner = cluster.host_of("p")
+        other = next(name for name in cluster._hosts if name != owner)
+        assert cluster.session("p").run("a1").get(timeout=TIMEOUT).output == "echo: a1"
+        taken = cluster._hosts[other].run.remote("p", "default", "b1", None, "run_b1")
+        assert ray.get(taken, timeout=TIMEOUT)[0] == "ok"
+        with pytest.raises(PraxoError) as stale:
+            cluster.session("p").run("a2").get(timeout=TIMEOUT)
+        assert stale.value.code == "SESSION_CONFLICT"
+        assert cluster.session("p").run("a3").get(timeout=TIMEOUT).output == "echo: a3"
+        users = [m.content for m in cluster.session("p").history() if m.role == "user"]
+        assert users == ["a1", "b1", "a3"]
+    finally:
+        cluster.stop()
+
+
+def test_events_of_every_host_reach_a_subscriber_here(ray_cluster: Any, cluster_store: Any) -> None:
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        seen: list[Event] = []
+        done = threading.Event()
+        sessions = [f"e{i}" for i in range(60)]
+
+        def record(event: Event) -> None:
+            seen.append(event)
+            if sum(e.type == "run.completed" for e in seen) >= len(sessions):
+                done.set()
+
+        unsubscribe = cluster.events.subscribe(record, pattern="run.*")
+        for f in [cluster.session(sid).run("hi") for sid in sessions]:
+            f.get(timeout=TIMEOUT)
+        assert done.wait(TIMEOUT)
+        unsubscribe()
+        completed = {e.session_id for e in seen if e.type == "run.completed"}
+        assert completed == set(sessions)
+        assert {cluster.host_of(s) for s in completed} == {"host-0", "host-1", "host-2"}
+    finally:
+        cluster.stop()
