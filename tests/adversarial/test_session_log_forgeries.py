@@ -16,21 +16,23 @@ are counted apart; a runtime that saw the later version committed refuses them
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any, NamedTuple
 
 import pytest
 from _forgeries import Forgery, Overlay, forgeries, session_of
-from _session_logs import KEY, Logs, write_logs
+from _session_logs import KEY, TIMEOUT, Cut, Logs, agents, load_store, write_logs
 
 from praxo_actors import PraxoError
 from praxo_actors.core import CheckpointError
 from praxo_actors.memory._log import HEADS, PENDING, SNAPSHOTS
 from praxo_actors.models import Message
-from praxo_actors.runtime import read_session
+from praxo_actors.runtime import Runtime, read_session
 
 pytestmark = pytest.mark.timeout(300)
 
+SAMPLE = int(os.environ.get("PRAXO_FORGERY_SAMPLE", "30"))
 CODES = {
     "CHECKPOINT_SIGNATURE",
     "CHECKPOINT_INVALID",
@@ -132,3 +134,91 @@ def test_a_head_no_log_could_have_is_invalid(logs: Logs, overlay: Overlay) -> No
     """Found by the corpus: such heads hung the reader, or read as an empty or shorter log."""
     (sid,) = {session_of(*where) for where in overlay}
     assert read(OverlayStore(logs.docs, overlay), sid) == "CHECKPOINT_INVALID"
+
+
+# -- through a runtime: restore, resume the journaled run, run once more --------------------------
+
+
+def _through_runtime(logs: Logs, overlay: Overlay, sid: str) -> tuple[str, list[Message] | str]:
+    """Resume ``sid``'s pending run on the forged log; return its outcome and the history."""
+    docs = {k: v for k, v in {**logs.docs, **overlay}.items() if v is not None}
+    store = load_store(docs)
+    runtime = Runtime.start(store, checkpoint_key=KEY, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        for name, factory in agents(Cut(blocking=False)).items():
+            runtime.register_agent(name, factory, durable=name == "durable")
+        runtime.resume_pending()
+        handle = runtime.session(sid, agent="durable")
+        try:
+            outcome = handle.result(logs.pending[sid], timeout=2.0).output
+        except PraxoError as exc:
+            outcome = exc.code
+        try:
+            handle.run("once more").get(timeout=TIMEOUT)
+            history: list[Message] | str = handle.history()
+        except PraxoError as exc:
+            history = exc.code
+    finally:
+        runtime.stop()
+        store.close()
+    return outcome, history
+
+
+@pytest.fixture(scope="module")
+def resumed(logs: Logs) -> dict[str, tuple[str, list[Message] | str]]:
+    return {sid: _through_runtime(logs, {}, sid) for sid in logs.pending}
+
+
+def test_resuming_an_unforged_log_finishes_the_run(logs: Logs, resumed: dict[str, Any]) -> None:
+    for sid, (outcome, history) in resumed.items():
+        assert outcome.startswith("answer 2: ")
+        assert history[: len(logs.history(sid))] == logs.history(sid)
+        assert [m.content for m in history[len(logs.history(sid)) :] if m.role == "user"] == [
+            f"wait for {sid}",
+            "once more",
+        ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            "input",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="the pending run document is not signed: a forged input (or agent, or "
+                "resume value) is resumed as the run's own and committed",
+            ),
+        ),
+        "journal",
+    ],
+)
+def test_forged_pending_runs_and_journals_are_not_resumed_as_another_run(
+    logs: Logs, corpus: list[Forgery], resumed: dict[str, Any], name: str
+) -> None:
+    """Each forgery of a pending run or its journal (and a sample of the rest) resumes as the
+    real run, or the run (or the restore) fails with a checkpoint code."""
+    picked = [f for f in corpus if f[0] in ("pending", "journal")]
+    picked += [f for f in corpus[:: max(1, len(corpus) // SAMPLE)] if f[0] != "resigned"]
+    accepted: list[str] = []
+    for kind, fname, overlay in picked:
+        if name == "input" and "input=" not in fname:
+            continue
+        if name == "journal" and "input=" in fname:
+            continue
+        for sid in sorted({session_of(*where) for where in overlay} & set(logs.pending)):
+            outcome, history = _through_runtime(logs, overlay, sid)
+            real_outcome, real_history = resumed[sid]
+            once = next(i for i, m in enumerate(real_history) if m.content == "once more")
+            dropped = logs.history(sid) + real_history[once:]  # the run refused or not found
+            if isinstance(history, str):
+                if history in CODES:
+                    continue  # the restore refused the forged log
+            elif history == real_history and outcome == real_outcome:
+                continue
+            elif history == dropped and outcome not in (real_outcome,):
+                continue  # the pending run failed with a code; what was committed stands
+            elif rolls_back(overlay):
+                continue
+            accepted.append(f"{kind} {fname}: {outcome!r:.60}")
+    assert not accepted, accepted
