@@ -52,6 +52,7 @@ bench: $(STAMP)
 fuzz: $(STAMP)
 	PRAXO_FUZZ_EXAMPLES=10000 $(PY) -m pytest -q tests/adversarial/test_fuzz_entry_points.py --timeout=3600
 	PRAXO_PATH_CORPUS_SCALE=8 $(PY) -m pytest -q tests/adversarial/test_path_corpus.py --timeout=3600
+	PRAXO_FORGERY_SAMPLE=100000 $(PY) -m pytest -q tests/adversarial/test_session_log_forgeries.py --timeout=3600
 
 clean:
 	rm -rf $(VENV) .praxo build dist *.egg-info

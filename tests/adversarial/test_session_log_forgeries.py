@@ -30,7 +30,7 @@ from praxo_actors.memory._log import HEADS, PENDING, SNAPSHOTS
 from praxo_actors.models import Message
 from praxo_actors.runtime import Runtime, read_session
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(300)  # `make fuzz` raises it
 
 SAMPLE = int(os.environ.get("PRAXO_FORGERY_SAMPLE", "30"))
 CODES = {
