@@ -46,10 +46,13 @@ demo: $(CLI_STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/praxo-actors bench
 
-# The adversarial suite's fuzz targets at 10,000 examples each (nightly-style; not part of
-# `make test`, whose run of the same tests draws a few hundred). A target may take minutes.
+# The adversarial suite's fuzz targets at 10,000 examples each and its corpora at full size
+# (nightly-style; not part of `make test`, whose run of the same tests is a fraction of it).
+# A target may take minutes.
 fuzz: $(STAMP)
 	PRAXO_FUZZ_EXAMPLES=10000 $(PY) -m pytest -q tests/adversarial/test_fuzz_entry_points.py --timeout=3600
+	PRAXO_PATH_CORPUS_SCALE=8 $(PY) -m pytest -q tests/adversarial/test_path_corpus.py --timeout=3600
+	PRAXO_FORGERY_SAMPLE=100000 $(PY) -m pytest -q tests/adversarial/test_session_log_forgeries.py --timeout=3600
 
 clean:
 	rm -rf $(VENV) .praxo build dist *.egg-info

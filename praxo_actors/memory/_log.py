@@ -28,6 +28,8 @@ import msgspec
 from praxo_actors.memory._base import StoreBase
 
 __all__ = [
+    "MAX_ENTRIES",
+    "MAX_RECORDS",
     "RESULTS_KEPT",
     "Commit",
     "JournalAppend",
@@ -44,9 +46,17 @@ JOURNAL = ("praxo", "journal")
 RESULTS = ("praxo", "results")
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+HEAD_FIELDS = ("version", "base", "results")
 
 RESULTS_KEPT = 100
 """How many runs' results each session keeps for ``handle.result``."""
+
+MAX_RECORDS = 1000
+"""Records a log keeps after its snapshot at most: the commit that would reach it writes a
+snapshot instead. A head claiming more is broken (and reading them all would not end)."""
+
+MAX_ENTRIES = 100_000
+"""Journal entries one run may hold; a pending run claiming more is broken."""
 
 
 class PendingRun(msgspec.Struct, frozen=True):
@@ -70,6 +80,7 @@ class StoredSession(msgspec.Struct, frozen=True):
     results: int = 0
     pending: PendingRun | None = None
     journal: list[str] = []
+    fault: str | None = None  # why the stored shape cannot be a real log (nothing was read)
 
 
 class Commit(msgspec.Struct, frozen=True):
@@ -134,38 +145,46 @@ class SessionLog:
         pendings = self._get_many(PENDING, ids)
         record_keys: list[str] = []
         journal_keys: list[str] = []
-        shapes: list[tuple[int, int, int, PendingRun | None]] = []
+        shapes: list[tuple[int, int, int, PendingRun | None, str | None]] = []
         for sid, snap, head, pending_doc in zip(ids, snaps, heads, pendings, strict=True):
             base = _int(snap, "version") if snap is not None else 0
             version = _int(head, "version") if head is not None else base
             base = _int(head, "base") if head is not None else base
             results = _int(head, "results") if head is not None else 0
             pending = _pending(pending_doc)
-            record_keys.extend(_key(sid, k) for k in range(base + 1, version + 1))
-            if pending is not None:
-                journal_keys.extend(_key(sid, i) for i in range(pending.entries))
-            shapes.append((base, version, results, pending))
+            fault = _fault(base, version, pending) if _head_ok(head) else "the head is broken"
+            if fault is None:
+                record_keys.extend(_key(sid, k) for k in range(base + 1, version + 1))
+                if pending is not None:
+                    journal_keys.extend(_key(sid, i) for i in range(pending.entries))
+            shapes.append((base, version, results, pending, fault))
         records = iter(self._get_many(RECORDS, record_keys))
         journal = iter(self._get_many(JOURNAL, journal_keys))
         out: list[StoredSession | None] = []
-        for snap, head, (base, version, results, pending) in zip(snaps, heads, shapes, strict=True):
-            recs = [_text(next(records), "record") for _ in range(base + 1, version + 1)]
-            entries = [
-                _text(next(journal), "entry") for _ in range(pending.entries if pending else 0)
-            ]
+        for snap, head, shape in zip(snaps, heads, shapes, strict=True):
+            base, version, results, pending, fault = shape
+            recs, entries = [], []
+            if fault is None:
+                recs = [_text(next(records), "record") for _ in range(base + 1, version + 1)]
+                entries = [
+                    _text(next(journal), "entry") for _ in range(pending.entries if pending else 0)
+                ]
             if snap is None and head is None and pending is None:
                 out.append(None)
                 continue
             document = snap.get("checkpoint") if snap is not None else None
+            if snap is not None and not isinstance(document, str):
+                document = ""  # a broken snapshot revives as invalid JSON, not as no snapshot
             out.append(
                 StoredSession(
-                    snapshot=document if isinstance(document, str) else None,
+                    snapshot=document,
                     base=base,
                     records=recs,
                     version=version,
                     results=results,
                     pending=pending,
                     journal=entries,
+                    fault=fault,
                 )
             )
         return out
@@ -278,6 +297,23 @@ class SessionLog:
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
         return applied
+
+
+def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:
+    """Why a head (or pending run) cannot describe a real log; None if it can."""
+    if version < base:
+        return f"the head is at version {version}, before its snapshot at {base}"
+    if version - base > MAX_RECORDS:
+        return f"the head claims {version - base} records after the snapshot"
+    if pending is not None and pending.entries > MAX_ENTRIES:
+        return f"the pending run claims {pending.entries} journal entries"
+    return None
+
+
+def _head_ok(head: dict[str, Any] | None) -> bool:
+    if head is None:
+        return True
+    return all(type(head.get(name)) is int and head[name] >= 0 for name in HEAD_FIELDS)
 
 
 def _int(doc: dict[str, Any] | None, name: str) -> int:

@@ -17,13 +17,13 @@ import msgspec
 from praxo_actors._errors import CheckpointError
 from praxo_actors.core._checkpoint import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.core._log_docs import dump_record, dump_snapshot, load_record, load_snapshot
-from praxo_actors.memory._log import Commit, SessionLog, StoredSession
+from praxo_actors.memory._log import MAX_RECORDS, Commit, SessionLog, StoredSession
 from praxo_actors.models import RunResult, Session
 
 __all__ = ["LogPosition", "read_session", "result_document", "revive", "run_commit"]
 
-# A new snapshot once the records since the last one hold more bytes than it, or this many.
-MAX_RECORDS = 1000
+# A new snapshot once the records since the last one hold more bytes than it, or
+# MAX_RECORDS of them (a head claiming more is refused on reading).
 # Below this size a snapshot is cheaper than keeping records apart.
 SMALL_SNAPSHOT = 2048
 
@@ -54,6 +54,8 @@ def revive(
     if state is None:
         session, position = Session(id=session_id), LogPosition()
     else:
+        if state.fault is not None:
+            raise CheckpointError("CHECKPOINT_INVALID", f"the log of {session_id!r}: {state.fault}")
         if state.snapshot is not None:
             session, base = load_snapshot(state.snapshot, session_id, allowed_types, key)
             if base != state.base:

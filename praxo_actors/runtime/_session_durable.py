@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors._errors import AgentError
+from praxo_actors._errors import AgentError, CheckpointError
 from praxo_actors.agent import start_run
 from praxo_actors.agent._machine import RunInterrupted
 from praxo_actors.agent._run import resume_run
@@ -88,7 +88,7 @@ class DurableSteps:
             if pending.resume is None:
                 run = start_run(options, self.session, pending.input, run_id=run_id)
             else:
-                run = resume_run(options, self.session, json.loads(pending.resume))
+                run = resume_run(options, self.session, _resume_value(pending.resume))
         except Exception as exc:
             self._failed(run_id, exc, pending.entries)
             return
@@ -106,3 +106,13 @@ class DurableSteps:
         current.durable = durable
         host.post(host.router.to_store, durable.marker())
         self._advance(current, True, None, first=True)
+
+
+def _resume_value(document: str) -> object:
+    """The resume value a pending run keeps (JSON); a broken one is a broken log."""
+    try:
+        return json.loads(document)
+    except (ValueError, TypeError, RecursionError):
+        raise CheckpointError(
+            "CHECKPOINT_INVALID", "the pending run's resume value is not JSON"
+        ) from None
