@@ -32,7 +32,15 @@ from praxo_actors.agent._effects import CallModel, CallTool, Effect
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.models import ModelError, Response
 
-__all__ = ["Entry", "decode_entry", "effect_name", "encode_entry", "entry_reply", "started_entry"]
+__all__ = [
+    "Entry",
+    "decode_entry",
+    "effect_name",
+    "encode_entry",
+    "entry_reply",
+    "place",
+    "started_entry",
+]
 
 _encoder = msgspec.json.Encoder(order="sorted")
 
@@ -52,6 +60,12 @@ def effect_name(effect: Effect) -> str:
     if isinstance(effect, CallModel):
         return "model"
     return type(effect).__name__
+
+
+def place(session_id: str, run_id: str, index: int) -> str:
+    """The signed place of entry ``index`` of a run: JSON, so no two (session, run) pairs share
+    one whatever their ids hold."""
+    return _encoder.encode([session_id, run_id, index]).decode()
 
 
 def _sign(key: bytes, where: str, body: bytes) -> str:

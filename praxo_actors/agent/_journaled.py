@@ -15,7 +15,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from praxo_actors.agent._drivers import _ainvoke, _invoke
 from praxo_actors.agent._effects import CallModel, CallRepairer, CallSummarizer, CallTool, Emit
-from praxo_actors.agent._journal import decode_entry, encode_entry, entry_reply, started_entry
+from praxo_actors.agent._journal import (
+    decode_entry,
+    encode_entry,
+    entry_reply,
+    place,
+    started_entry,
+)
 from praxo_actors.agent._run import AgentRun
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.models import RunResult
@@ -104,14 +110,18 @@ class _Replay:
         self.pos = 0
         self.count = len(self.recorded)
         self.key = journal.key
-        self.prefix = f"{session_id}#{run.run_id}#"
+        self.session_id = session_id
+        self.run_id = run.run_id
 
     @property
     def replaying(self) -> bool:
         return self.pos < len(self.recorded)
 
+    def _at(self, index: int) -> str:
+        return place(self.session_id, self.run_id, index)
+
     def _next(self) -> Any:
-        entry = decode_entry(self.recorded[self.pos], self.prefix + str(self.pos), self.key)
+        entry = decode_entry(self.recorded[self.pos], self._at(self.pos), self.key)
         self.pos += 1
         return entry
 
@@ -121,17 +131,17 @@ class _Replay:
         if entry.k == "started":
             if not self.replaying:
                 reply = ToolError("TOOL_INTERRUPTED", "the run was cut off during this call")
-                self.write(encode_entry(effect, reply, self.prefix + str(self.count), self.key))
+                self.write(encode_entry(effect, reply, self._at(self.count), self.key))
                 return reply
             entry = self._next()
         return entry_reply(entry, effect)
 
     def before(self, effect: Any) -> None:
         if isinstance(effect, CallTool) and effect.tool.delivery == "at_most_once":
-            self.write(started_entry(effect, self.prefix + str(self.count), self.key))
+            self.write(started_entry(effect, self._at(self.count), self.key))
 
     def after(self, effect: Any, reply: Any) -> None:
-        entry = encode_entry(effect, reply, self.prefix + str(self.count), self.key)
+        entry = encode_entry(effect, reply, self._at(self.count), self.key)
         if entry is not None:  # not JSON: the run fails on it anyway
             self.write(entry)
 

@@ -20,6 +20,8 @@ built on and is refused with ``SESSION_CONFLICT`` when the log has moved on.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +38,8 @@ __all__ = [
     "PendingRun",
     "SessionLog",
     "StoredSession",
+    "pending_signed",
+    "sign_pending",
 ]
 
 HEADS = ("praxo", "heads")
@@ -68,6 +72,31 @@ class PendingRun(msgspec.Struct, frozen=True):
     entries: int = 0
     resumes: int = 0
     resume: str | None = None  # the resume value (JSON) when the run goes on from an interrupt
+    sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
+
+
+def _pending_body(pending: PendingRun, session_id: str) -> bytes:
+    fields = msgspec.structs.asdict(pending)
+    fields.pop("sig")
+    return _ENCODER.encode(["praxo.pending", session_id, fields])
+
+
+def sign_pending(pending: PendingRun, session_id: str, key: bytes | None) -> PendingRun:
+    """Return ``pending`` signed for ``session_id`` (unchanged without a key)."""
+    if key is None:
+        return pending
+    sig = hmac.new(key, _pending_body(pending, session_id), hashlib.sha256).hexdigest()
+    return msgspec.structs.replace(pending, sig=sig)
+
+
+def pending_signed(pending: PendingRun, session_id: str, key: bytes | None) -> bool:
+    """Whether ``pending`` carries a valid signature for ``session_id`` (True without a key)."""
+    if key is None:
+        return True
+    if not isinstance(pending.sig, str):
+        return False
+    expected = hmac.new(key, _pending_body(pending, session_id), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(pending.sig, expected)
 
 
 class StoredSession(msgspec.Struct, frozen=True):

@@ -19,10 +19,16 @@ import msgspec
 from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._context import ToolContext
 from praxo_actors.agent._effects import CallTool, Effect
-from praxo_actors.agent._journal import decode_entry, effect_name, encode_entry, entry_reply
+from praxo_actors.agent._journal import (
+    decode_entry,
+    effect_name,
+    encode_entry,
+    entry_reply,
+    place,
+)
 from praxo_actors.agent._journal import started_entry as _started
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.memory._log import JournalAppend, PendingRun
+from praxo_actors.memory._log import JournalAppend, PendingRun, sign_pending
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
@@ -87,13 +93,17 @@ class DurableRun:
         return self.replay is not None
 
     def _where(self, index: int) -> str:
-        return f"{self.session_id}#{self.run_id}#{index}"
+        return place(self.session_id, self.run_id, index)
 
     def _append(self, entry: str | None) -> bytes:
         if entry is not None:
             self.entries += 1
-        pending = PendingRun(
-            self.run_id, self.agent, self.input, self.entries, self.resumes, self.resume
+        pending = sign_pending(
+            PendingRun(
+                self.run_id, self.agent, self.input, self.entries, self.resumes, self.resume
+            ),
+            self.session_id,
+            self.key,
         )
         return encode(JournalEffect(JournalAppend(self.session_id, pending, entry)))
 

@@ -9,7 +9,7 @@ from praxo_actors._errors import AgentError, CheckpointError
 from praxo_actors.agent import start_run
 from praxo_actors.agent._machine import RunInterrupted
 from praxo_actors.agent._run import resume_run
-from praxo_actors.memory._log import PendingRun
+from praxo_actors.memory._log import PendingRun, pending_signed
 from praxo_actors.models import Session
 from praxo_actors.runtime._durable import MAX_RESUMES, DurableRun
 from praxo_actors.runtime._session_calls import Run
@@ -78,6 +78,11 @@ class DurableSteps:
         if self._resumed is None:
             self._resumed = set()
         self._resumed.add(run_id)
+        if not pending_signed(pending, self.session_id, host.key):
+            # Written without the key (or for another session): not this session's run.
+            forged = CheckpointError("CHECKPOINT_SIGNATURE", "the pending run is not signed")
+            self._failed(run_id, forged, pending.entries)
+            return
         if pending.resumes >= MAX_RESUMES:
             error = AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
             self._failed(run_id, error, pending.entries)

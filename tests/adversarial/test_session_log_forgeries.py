@@ -182,14 +182,7 @@ def test_resuming_an_unforged_log_finishes_the_run(logs: Logs, resumed: dict[str
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(
-            "input",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the pending run document is not signed: a forged input (or agent, or "
-                "resume value) is resumed as the run's own and committed",
-            ),
-        ),
+        "input",
         "journal",
     ],
 )

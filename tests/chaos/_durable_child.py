@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from praxo_actors import PraxoError
@@ -25,10 +26,12 @@ SESSIONS = 4
 def main(db: str, logs: str, mode: str, seed: str) -> None:
     effects = open(os.path.join(logs, "effects.log"), "a")  # noqa: SIM115 - lives as long as we do
 
+    lock = threading.Lock()  # callbacks run on several threads: one whole line at a time
+
     def log(line: str) -> None:
-        effects.write(line + "\n")
-        effects.flush()
-        os.fsync(effects.fileno())
+        with lock:
+            os.write(effects.fileno(), (line + "\n").encode())
+            os.fsync(effects.fileno())
 
     def model(request: Request) -> Response:
         context = model_context()
