@@ -36,10 +36,15 @@ class AgentOptions:
     call_limit: CallLimit | None = None
     compaction: Compaction | None = None
     parse_text_tool_calls: bool = True
+    name: str | None = None
+    tracer_provider: Any = field(default=None, repr=False)
+    meter_provider: Any = field(default=None, repr=False)
+    capture_content: bool = False
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
     _attempts: tuple[Model, ...] = field(init=False, repr=False, compare=False)
+    _telemetry: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not callable(self.model):
@@ -69,9 +74,15 @@ class AgentOptions:
                 raise TypeError(
                     f"{name} must be built with middleware.{name}(...), got {type(value).__name__}"
                 )
-        for name in ("pii", "parse_text_tool_calls"):
+        for name in ("pii", "parse_text_tool_calls", "capture_content"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name):
+            raise TypeError("name must be a non-empty str or None")
+        for name, method in (("tracer_provider", "get_tracer"), ("meter_provider", "get_meter")):
+            provider = getattr(self, name)
+            if provider is not None and not callable(getattr(provider, method, None)):
+                raise TypeError(f"{name} must be an OpenTelemetry {name[:-9]} provider or None")
         selection = self.tool_selection
         advertised = tuple(
             ToolSpec(t.name, t.description, t.parameters)
@@ -83,6 +94,8 @@ class AgentOptions:
         object.__setattr__(self, "_tools_by_name", by_name)
         object.__setattr__(self, "_advertised", advertised)
         object.__setattr__(self, "_attempts", attempts)
+        telemetry = self.tracer_provider is not None or self.meter_provider is not None
+        object.__setattr__(self, "_telemetry", telemetry)
 
 
 def new_agent_options(
@@ -97,6 +110,10 @@ def new_agent_options(
     call_limit: CallLimit | None = None,
     compaction: Compaction | None = None,
     parse_text_tool_calls: bool = True,
+    name: str | None = None,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    capture_content: bool = False,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -115,6 +132,13 @@ def new_agent_options(
         call_limit: Model and tool call budgets per run.
         compaction: Summarise the middle of long histories.
         parse_text_tool_calls: Read tool calls written as text when the model sends none.
+        name: The agent's name in telemetry (``invoke_agent {name}``); the runtime names
+            its agents' runs after their registered names when this is None.
+        tracer_provider: An OpenTelemetry ``TracerProvider`` for the run's spans (None: the
+            runtime's, else the global one; none set anywhere: no spans).
+        meter_provider: An OpenTelemetry ``MeterProvider`` for its metrics (None likewise).
+        capture_content: Record message content, tool arguments and tool results in spans,
+            PII-redacted (off by default: telemetry carries no content).
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
@@ -131,4 +155,8 @@ def new_agent_options(
         call_limit=call_limit,
         compaction=compaction,
         parse_text_tool_calls=parse_text_tool_calls,
+        name=name,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
     )
