@@ -124,6 +124,7 @@ def inspect_session(runtime: Runtime, session_id: str, timeout: float) -> Sessio
     """See :meth:`Runtime.inspect`."""
     if not isinstance(session_id, str) or not session_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+    _check_running(runtime)
     end = time.monotonic() + timeout
     try:
         rows = runtime._call(runtime._router.describe, [session_id], 1, timeout=timeout)
@@ -142,6 +143,7 @@ def list_sessions(
         raise PraxoError("RUNTIME_INVALID_INPUT", f"state must be one of {_STATES} or None")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise PraxoError("RUNTIME_INVALID_INPUT", "limit must be an int >= 0")
+    _check_running(runtime)
     end = time.monotonic() + timeout
     out: list[SessionInfo] = []
     try:
@@ -155,6 +157,12 @@ def list_sessions(
     except pykka.Timeout:
         raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
     return out[:limit]
+
+
+def _check_running(runtime: Runtime) -> None:
+    # A stopped runtime may have closed its store: say so, rather than the store's ValueError.
+    if runtime._stopped:
+        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
 
 
 def _stored_ids(store: Any) -> list[str]:
