@@ -167,6 +167,10 @@ async function poll() {
 function follow() {
   const list = $("events");
   const source = new EventSource("api/events?pattern=*");
+  // Subscribed on the server before the response began: every later event will arrive.
+  source.onopen = () => {
+    document.body.dataset.events = "open";
+  };
   source.onmessage = (message) => {
     const event = JSON.parse(message.data);
     const li = document.createElement("li");
@@ -181,6 +185,7 @@ function follow() {
   source.addEventListener("end", () => {
     stopped = true;
     source.close();
+    document.body.dataset.events = "ended";
     status("runtime stopped", "stopped");
   });
 }
