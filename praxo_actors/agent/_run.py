@@ -132,7 +132,7 @@ def start_run(
     rid = new_run_id() if run_id is None else run_id
     gen = machine(options, session, user, rid, clock)
     # One attribute and one dict lookup when nothing is configured (see bench/otel.py).
-    if options._telemetry or "opentelemetry" in _modules:
+    if options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set())):
         gen = _traced(gen, options, session.id, rid, user)
     return AgentRun(gen, rid)
 
@@ -147,16 +147,14 @@ _FROM_ENV = any(
 def _traced(
     gen: Machine, options: AgentOptions, session_id: str, run_id: str, user: Message
 ) -> Machine:
-    """Wrap the run in its spans and metrics when a provider is set (else return it as is)."""
-    if not (options._telemetry or _FROM_ENV or _global_provider_set()):
-        return gen
+    """Wrap the run in its spans and metrics (unless the providers found are placeholders)."""
     from praxo_actors.agent._tracing import telemetry_for, traced
 
     telemetry = telemetry_for(options)
     return gen if telemetry is None else traced(gen, telemetry, options, session_id, run_id, user)
 
 
-def _global_provider_set() -> bool:
+def _global_set() -> bool:
     # The API keeps the global providers in these module attributes (None until set); when a
     # version of it does not, assume one may be set and let the tracing module decide.
     api = _modules.get("opentelemetry.trace")
