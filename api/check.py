@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "praxo_actors.testing",
     "praxo_actors.runtime",
     "praxo_actors.providers",
+    "praxo_actors.observer",
     "praxo_actors.cli",
     "supervisors",
 )
