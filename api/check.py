@@ -26,6 +26,7 @@ PUBLIC_MODULES = (
     "praxo_actors.runtime",
     "praxo_actors.providers",
     "praxo_actors.cluster",
+    "praxo_actors.observer",
     "praxo_actors.cli",
     "supervisors",
 )

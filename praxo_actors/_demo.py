@@ -54,6 +54,8 @@ class DemoConfig:
     crashes: int | None = None
     seed: int | None = None
     run_timeout: float = 60.0
+    observe: bool = False
+    observe_port: int = 0
 
     def crash_count(self) -> int:
         """Return how many sessions to crash (none when no later run could restore them)."""
@@ -232,7 +234,15 @@ async def _demo(config: DemoConfig, view: DemoView) -> DemoReport:
     events = _EventCounter()
 
     runtime = Runtime.start(config.store, idle_timeout=config.idle_timeout)
+    observer = None
     try:
+        if config.observe:
+            from praxo_actors.observer import ObserverServer
+
+            observer = await asyncio.to_thread(ObserverServer, runtime, port=config.observe_port)
+            view.console.print(
+                f"observer: {observer.url}", markup=False, highlight=False, soft_wrap=True
+            )
         model = DemoModel(
             config.latency,
             config.failure_rate,
@@ -303,6 +313,8 @@ async def _demo(config: DemoConfig, view: DemoView) -> DemoReport:
         report.events_counted = events.count
     finally:
         await asyncio.to_thread(runtime.stop)
+        if observer is not None:  # after the runtime: its event streams have ended
+            await asyncio.to_thread(observer.stop)
     return report
 
 

@@ -78,6 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=int, default=None, help="seed for latency and failures")
     demo.add_argument("--no-live", action="store_true", help="plain progress lines")
+    demo.add_argument(
+        "--observe",
+        action="store_true",
+        help="serve the observer page beside the demo on 127.0.0.1 and print its URL "
+        "(needs the 'observer' extra)",
+    )
+    demo.add_argument(
+        "--observe-port",
+        type=_port,
+        default=0,
+        help="the observer's port (default: 0, any free port)",
+    )
     demo.set_defaults(run=_run_demo)
 
     conformance = commands.add_parser(
@@ -118,6 +130,13 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.observe and not _observer_available():
+        print(
+            "praxo-actors demo --observe: the observer needs Starlette and uvicorn, which the "
+            "'observer' extra installs: pip install 'praxo-actors[observer]'",
+            file=sys.stderr,
+        )
+        return 2
     from praxo_actors._demo import DemoConfig, run_demo
 
     config = DemoConfig(
@@ -131,6 +150,8 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
         idle_timeout=args.idle_timeout,
         crashes=args.crashes,
         seed=args.seed,
+        observe=args.observe,
+        observe_port=args.observe_port,
     )
     view = DemoView(Console(), live=config.live)
     view.console.print(
@@ -147,6 +168,15 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
     for problem in report.unexpected[:10]:
         view.console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
     return 0 if report.ok else 1
+
+
+def _observer_available() -> bool:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
 
 
 # -- conformance and benchmarks ------------------------------------------------------------
@@ -235,6 +265,13 @@ def _nonnegative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, got {value}")
     return value
 
 

@@ -251,3 +251,49 @@ def test_bench_runs_a_script_and_reports_its_status(
     captured = capsys.readouterr()
     assert "== bench/ok.py --quick" in captured.out
     assert "failed: bad" in captured.out
+
+
+def test_the_demo_serves_the_observer_and_prints_its_url(tmp_path: Path) -> None:
+    """``demo --observe`` prints the observer's loopback URL, and the demo still passes."""
+    done = subprocess.run(
+        [
+            *command(),
+            "demo",
+            "--sessions",
+            "20",
+            "--runs-per-session",
+            "2",
+            "--latency",
+            "0.01",
+            "--no-live",
+            "--observe",
+            "--store",
+            str(tmp_path / "demo.sqlite3"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    urls = [line for line in done.stdout.splitlines() if line.startswith("observer: ")]
+    assert len(urls) == 1 and urls[0].startswith("observer: http://127.0.0.1:")
+    assert int(urls[0].rsplit(":", 1)[1].rstrip("/")) > 0
+    assert "summary (ok)" in done.stdout
+
+
+def test_demo_observe_without_the_extra_names_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without Starlette, ``demo --observe`` says to install the ``observer`` extra, exit 2."""
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    assert cli.main(["demo", "--sessions", "1", "--no-live", "--observe"]) == 2
+    captured = capsys.readouterr()
+    assert "pip install 'praxo-actors[observer]'" in captured.err and captured.out == ""
+
+
+def test_a_bad_observer_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--observe-port`` outside 0..65535 exits 2 with argparse's message."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["demo", "--observe", "--observe-port", "70000"])
+    assert info.value.code == 2
+    assert "65535" in capsys.readouterr().err

@@ -111,3 +111,32 @@ def test_the_providers_import_their_sdks_on_first_use() -> None:
 def test_the_core_layers_never_import_the_providers(module: str) -> None:
     """The Core and the agent loop do not depend on the providers package."""
     assert modules_after(f"import {module}", ("praxo_actors.providers",)) == []
+
+
+def test_runs_without_a_provider_never_import_opentelemetry() -> None:
+    """A direct run and a hosted run with no provider set load no OpenTelemetry module."""
+    code = (
+        "from praxo_actors.agent import new_agent_options, run_agent\n"
+        "from praxo_actors.models import session\n"
+        "from praxo_actors.runtime import Runtime\n"
+        "from praxo_actors.testing import EchoModel\n"
+        "run_agent(new_agent_options(EchoModel()), session('s'), 'hi')\n"
+        "with Runtime.start() as rt:\n"
+        "    rt.register_agent('default', lambda: new_agent_options(EchoModel()))\n"
+        "    rt.session('s').run('hi').get(timeout=10)\n"
+    )
+    assert modules_after(code, ("opentelemetry", "opentelemetry.trace")) == []
+
+
+def test_a_provider_loads_opentelemetry_on_first_use() -> None:
+    """Importing the agent loop loads no OpenTelemetry; options with a provider do."""
+    assert modules_after("import praxo_actors.agent", ("opentelemetry",)) == []
+    code = (
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from praxo_actors.agent import new_agent_options, run_agent\n"
+        "from praxo_actors.models import session\n"
+        "from praxo_actors.testing import EchoModel\n"
+        "options = new_agent_options(EchoModel(), tracer_provider=TracerProvider())\n"
+        "run_agent(options, session('s'), 'hi')\n"
+    )
+    assert modules_after(code, ("praxo_actors.agent._tracing",)) == ["praxo_actors.agent._tracing"]

@@ -46,10 +46,15 @@ class AgentOptions:
     parse_text_tool_calls: bool = True
     tool_call_format: str | None = None
     approval: Approval | None = None
+    name: str | None = None
+    tracer_provider: Any = field(default=None, repr=False)
+    meter_provider: Any = field(default=None, repr=False)
+    capture_content: bool = False
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
     _attempts: tuple[Model, ...] = field(init=False, repr=False, compare=False)
+    _telemetry: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not callable(self.model):
@@ -80,12 +85,18 @@ class AgentOptions:
                 raise TypeError(
                     f"{name} must be built with middleware.{name}(...), got {type(value).__name__}"
                 )
-        for name in ("pii", "parse_text_tool_calls"):
+        for name in ("pii", "parse_text_tool_calls", "capture_content"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
             raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name):
+            raise TypeError("name must be a non-empty str or None")
+        for name, method in (("tracer_provider", "get_tracer"), ("meter_provider", "get_meter")):
+            provider = getattr(self, name)
+            if provider is not None and not callable(getattr(provider, method, None)):
+                raise TypeError(f"{name} must be an OpenTelemetry {name[:-9]} provider or None")
         selection = self.tool_selection
         advertised = tuple(
             ToolSpec(t.name, t.description, t.parameters)
@@ -97,6 +108,8 @@ class AgentOptions:
         object.__setattr__(self, "_tools_by_name", by_name)
         object.__setattr__(self, "_advertised", advertised)
         object.__setattr__(self, "_attempts", attempts)
+        telemetry = self.tracer_provider is not None or self.meter_provider is not None
+        object.__setattr__(self, "_telemetry", telemetry)
 
 
 def new_agent_options(
@@ -113,6 +126,10 @@ def new_agent_options(
     parse_text_tool_calls: bool = True,
     tool_call_format: str | None = None,
     approval: Approval | None = None,
+    name: str | None = None,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    capture_content: bool = False,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -135,6 +152,13 @@ def new_agent_options(
             :func:`~praxo_actors.core.tool_call_formats`, or ``"auto"``); None reads the
             default set.
         approval: Tools whose calls wait for a person's decision (``require_approval``).
+        name: The agent's name in telemetry (``invoke_agent {name}``); the runtime names
+            its agents' runs after their registered names when this is None.
+        tracer_provider: An OpenTelemetry ``TracerProvider`` for the run's spans (None: the
+            runtime's, else the global one; none set anywhere: no spans).
+        meter_provider: An OpenTelemetry ``MeterProvider`` for its metrics (None likewise).
+        capture_content: Record message content, tool arguments and tool results in spans,
+            PII-redacted (off by default: telemetry carries no content).
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
@@ -154,4 +178,8 @@ def new_agent_options(
         parse_text_tool_calls=parse_text_tool_calls,
         tool_call_format=tool_call_format,
         approval=approval,
+        name=name,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -134,7 +136,38 @@ def start_run(
     else:
         raise TypeError(f"input must be str or Message, got {type(input).__name__}")
     rid = new_run_id() if run_id is None else run_id
-    return AgentRun(machine(options, session, user, rid, clock), rid)
+    gen = machine(options, session, user, rid, clock)
+    # One attribute and one dict lookup when nothing is configured (see bench/otel.py).
+    if options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set())):
+        gen = _traced(gen, options, session.id, rid, user)
+    return AgentRun(gen, rid)
+
+
+_modules = sys.modules
+# A provider named in these variables is made by the API on its first use, not by the host.
+_FROM_ENV = any(
+    name in os.environ for name in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
+)
+
+
+def _traced(
+    gen: Machine, options: AgentOptions, session_id: str, run_id: str, user: Message
+) -> Machine:
+    """Wrap the run in its spans and metrics (unless the providers found are placeholders)."""
+    from praxo_actors.agent._tracing import telemetry_for, traced
+
+    telemetry = telemetry_for(options)
+    return gen if telemetry is None else traced(gen, telemetry, options, session_id, run_id, user)
+
+
+def _global_set() -> bool:
+    # The API keeps the global providers in these module attributes (None until set); when a
+    # version of it does not, assume one may be set and let the tracing module decide.
+    api = _modules.get("opentelemetry.trace")
+    if api is not None and getattr(api, "_TRACER_PROVIDER", api) is not None:
+        return True
+    api = _modules.get("opentelemetry.metrics._internal")
+    return api is not None and getattr(api, "_METER_PROVIDER", api) is not None
 
 
 def resume_run(
@@ -159,4 +192,8 @@ def resume_run(
         raise AgentError("SESSION_NOT_INTERRUPTED", "the session has no interrupted run")
     checked = resume_value(pending, value, pending.run_id)
     gen = machine(options, session, None, pending.run_id, clock, (pending, checked))
+    if options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set())):
+        users = [m for m in session.messages if m.role == "user"]
+        user = users[-1] if users else Message(role="user", content="")
+        gen = _traced(gen, options, session.id, pending.run_id, user)
     return AgentRun(gen, pending.run_id)

@@ -24,7 +24,9 @@ class Agents:
     the thread that runs the session, and rebuilding them twice in a race is harmless.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        # The runtime's providers, for agents whose options name none of their own.
+        self._providers = {"tracer_provider": tracer_provider, "meter_provider": meter_provider}
         self._factories: dict[str, Callable[[], AgentOptions]] = {}
         self._per_session: set[str] = set()
         self._durable: set[str] = set()
@@ -97,6 +99,16 @@ class Agents:
                     "RUNTIME_INVALID_CONFIG",
                     f"agent {name!r} has a sink: use runtime.events.subscribe(...) instead",
                 )
+            built = self._named(built, name)
             cached = (replace(built, sink=_no_sink), built)
             cache[name] = cached
         return cached[0] if events else cached[1]
+
+    def _named(self, options: AgentOptions, name: str) -> AgentOptions:
+        """Name the options after their agent and give them the runtime's providers (unless
+        they have their own), so that hosted runs are traced under the agent's name."""
+        changes: dict[str, Any] = {} if options.name is not None else {"name": name}
+        for field_name, provider in self._providers.items():
+            if provider is not None and getattr(options, field_name) is None:
+                changes[field_name] = provider
+        return replace(options, **changes) if changes else options

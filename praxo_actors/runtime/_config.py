@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
@@ -28,10 +28,16 @@ class RuntimeConfig:
     delivery_threads: int = 4
     timeout: float = 10.0
     resume: bool = False
+    tracer_provider: Any = None
+    meter_provider: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.resume, bool):
             raise _bad("resume must be a bool")
+        for name, method in (("tracer_provider", "get_tracer"), ("meter_provider", "get_meter")):
+            provider = getattr(self, name)
+            if provider is not None and not callable(getattr(provider, method, None)):
+                raise _bad(f"{name} must be an OpenTelemetry {name[:-9]} provider or None")
         for name in ("max_live_sessions", "io_threads", "delivery_threads"):
             _check_count(name, getattr(self, name), 1)
         if self.scheduler_threads is not None:

@@ -134,6 +134,7 @@ def inspect_session(runtime: Runtime, session_id: str, timeout: float) -> Sessio
 def _inspect(runtime: Runtime, session_id: str, timeout: float) -> Found:
     if not isinstance(session_id, str) or not session_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+    _check_running(runtime)
     end = time.monotonic() + timeout
     try:
         rows = runtime._call(runtime._router.describe, [session_id], 1, timeout=timeout)
@@ -152,6 +153,7 @@ def list_sessions(
         raise PraxoError("RUNTIME_INVALID_INPUT", f"state must be one of {_STATES} or None")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise PraxoError("RUNTIME_INVALID_INPUT", "limit must be an int >= 0")
+    _check_running(runtime)
     end = time.monotonic() + timeout
     out: list[SessionInfo] = []
     try:
@@ -170,6 +172,12 @@ def list_sessions(
 def pending_run_id(runtime: Runtime, session_id: str, timeout: float) -> str | None:
     """Return the id of the session's interrupted run (None: there is none)."""
     return _inspect(runtime, session_id, timeout)[1]
+
+
+def _check_running(runtime: Runtime) -> None:
+    # A stopped runtime may have closed its store: say so, rather than the store's ValueError.
+    if runtime._stopped:
+        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
 
 
 def _stored_ids(store: Any) -> list[str]:

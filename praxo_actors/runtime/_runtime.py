@@ -26,6 +26,7 @@ import asyncio
 import atexit
 import contextlib
 import functools
+import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -118,6 +119,8 @@ class Runtime:
         delivery_threads: int = 4,
         timeout: float = 10.0,
         resume: bool = False,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> Runtime:
         """Start the runtime and its supervision tree, with an event loop thread of its own.
 
@@ -149,6 +152,11 @@ class Runtime:
             resume: Resume the durable runs a previous process left in the store: each agent's
                 sessions with a journaled run are restored as soon as that agent is registered
                 (see :meth:`resume_pending`).
+            tracer_provider: An OpenTelemetry ``TracerProvider`` for the spans of hosted runs
+                whose agent options set none (None: the global provider, if one is set).
+            meter_provider: An OpenTelemetry ``MeterProvider`` for the runtime's metrics and
+                those of hosted runs (None: the global provider, if one is set). See
+                docs/observability.md.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
@@ -166,6 +174,8 @@ class Runtime:
             delivery_threads=delivery_threads,
             timeout=timeout,
             resume=resume,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
         )
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
@@ -259,7 +269,7 @@ class Runtime:
         self._bus = EventRouter(config.delivery_threads)
         self.events = Events(self._bus)
         self.registry = Registry()
-        self._agents = Agents()
+        self._agents = Agents(config.tracer_provider, config.meter_provider)
         host = self._host = SessionHost(
             loop=loop,
             loop_thread_id=loop_thread_id,
@@ -293,7 +303,23 @@ class Runtime:
             self._call(self._schedule_janitor, timeout=config.timeout)
         if config.resume:
             self._resumer.plan()
+        self._observe()
         logger.info("runtime_started", store=type(self.store).__name__)
+
+    def _observe(self) -> None:
+        """Report the runtime's statistics as metrics, when a meter provider is set."""
+        provider = self._config.meter_provider
+        if provider is None:
+            if "opentelemetry.metrics" not in sys.modules:
+                return  # nobody has set a global provider: OpenTelemetry is not even loaded
+            from praxo_actors.agent._tracing import global_meter_provider
+
+            provider = global_meter_provider()
+            if provider is None:
+                return
+        from praxo_actors.runtime._metrics import observe_runtime
+
+        observe_runtime(self, provider)
 
     @property
     def _sessions_ref(self) -> pykka.ActorRef[Any] | None:

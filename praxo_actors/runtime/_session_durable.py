@@ -66,6 +66,8 @@ class DurableSteps:
     def _move(self, current: Run, move: tuple[Any, ...]) -> None:
         if move[0] == "advance":
             self._advance(current, move[1], move[2])
+        elif move[0] == "start":
+            self._advance(current, True, None, first=True)
         else:
             _, fn, args, var = move
             self._dispatch(current, fn, *args, var=var)
@@ -109,8 +111,9 @@ class DurableSteps:
         )
         current = self.current = Run(run=run, agent=pending.agent, deadline_ns=None)
         current.durable = durable
-        host.post(host.router.to_store, durable.marker())
-        self._advance(current, True, None, first=True)
+        # The resume is counted in the store before anything runs again, so a call made again
+        # knows its attempt even when this process dies too.
+        self._journal(current, durable.marker(), ("start",))
 
 
 def _resume_value(document: str) -> object:

@@ -90,3 +90,14 @@ def test_the_async_forms_work_on_the_runtimes_own_loop() -> None:
             return [i.id for i in await rt.asessions()]
 
     assert asyncio.run(main()) == ["a"]
+
+
+def test_introspection_of_a_stopped_runtime_is_runtime_stopped(runtime: Start) -> None:
+    """After stop(), inspect and sessions fail with RUNTIME_STOPPED (the store is closed)."""
+    rt = runtime(agents={"default": echo_agent})
+    rt.session("s").run("hi").get(timeout=TIMEOUT)
+    rt.stop()
+    for call in (lambda: rt.inspect("s"), rt.sessions, lambda: asyncio.run(rt.asessions())):
+        with pytest.raises(PraxoError) as info:
+            call()
+        assert info.value.code == "RUNTIME_STOPPED"

@@ -1,0 +1,64 @@
+"""Message content as telemetry records it when asked to: GenAI message JSON, PII-redacted.
+
+The shapes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.input.messages``,
+``gen_ai.output.messages``): a list of ``{"role", "parts"}`` objects whose parts are ``text``,
+``tool_call`` and ``tool_call_response``. Every string that could hold content (text, tool
+arguments, tool results) goes through :func:`~praxo_actors.core.redact_pii` first; nothing here
+is used unless the agent's options set ``capture_content=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from praxo_actors._errors import JSONError
+from praxo_actors.core import encode_json, redact_pii, redact_value
+from praxo_actors.models import ImageBlock, Message, TextBlock
+
+__all__ = ["messages_json", "value_json"]
+
+
+def messages_json(messages: list[Message]) -> str:
+    """Return ``messages`` as GenAI message JSON with PII redacted."""
+    return encode_json([_message(m) for m in messages])
+
+
+def value_json(value: Any) -> str:
+    """Return a JSON value (a tool's arguments or result) encoded with PII redacted."""
+    try:
+        return encode_json(redact_value(value))
+    except JSONError:
+        return encode_json(redact_pii(repr(value)))
+
+
+def _message(message: Message) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    content = message.content
+    if message.role == "tool":
+        text = content if isinstance(content, str) else _text(content)
+        parts.append(
+            {"type": "tool_call_response", "id": message.tool_call_id, "response": redact_pii(text)}
+        )
+    elif isinstance(content, str):
+        if content:
+            parts.append({"type": "text", "content": redact_pii(content)})
+    else:
+        for block in content:
+            if isinstance(block, TextBlock):
+                parts.append({"type": "text", "content": redact_pii(block.text)})
+            elif isinstance(block, ImageBlock):
+                parts.append({"type": "uri", "modality": "image", "mime_type": block.media_type})
+    for call in message.tool_calls:
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.id,
+                "name": call.name,
+                "arguments": redact_value(call.arguments),
+            }
+        )
+    return {"role": message.role, "parts": parts}
+
+
+def _text(blocks: list[Any]) -> str:
+    return "".join(block.text for block in blocks if isinstance(block, TextBlock))

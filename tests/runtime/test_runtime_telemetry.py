@@ -1,0 +1,180 @@
+"""OpenTelemetry for runs the runtime hosts, and the runtime's own metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from _otel import Recorded, points
+from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
+
+from praxo_actors import PraxoError
+from praxo_actors.agent import Tool, new_agent_options
+from praxo_actors.models import ToolCall
+from praxo_actors.runtime import Runtime
+from praxo_actors.testing import EchoModel, ScriptedModel
+
+Start = Callable[..., Runtime]
+
+
+@pytest.fixture
+def otel() -> Iterator[Recorded]:
+    """Return in-memory providers, shut down after the test."""
+    recorded = Recorded()
+    yield recorded
+    recorded.shutdown()
+
+
+def test_hosted_runs_are_traced_under_the_agent_name(runtime: Start, otel: Recorded) -> None:
+    """A hosted run is an invoke_agent span named after its registered agent and session."""
+    rt = runtime(agents={"echo": echo_agent}, tracer_provider=otel.tracer_provider)
+    result = rt.session("s-7", agent="echo").run("hello").get(timeout=TIMEOUT)
+    wait_until(lambda: len(otel.spans()) == 2)
+    chat, run = otel.spans()
+    assert (chat.name, run.name) == ("chat EchoModel", "invoke_agent echo")
+    assert run.attributes is not None
+    assert run.attributes["gen_ai.conversation.id"] == "s-7"
+    assert run.attributes["praxo.run.id"] == result.run_id
+    assert chat.parent is not None and chat.parent.span_id == run.context.span_id
+
+
+def test_an_agent_keeps_its_own_provider_and_name(runtime: Start, otel: Recorded) -> None:
+    """Options with their own provider and name are not overridden by the runtime's."""
+    own = Recorded()
+    try:
+        rt = runtime(
+            agents={
+                "echo": lambda: new_agent_options(
+                    EchoModel(), name="mine", tracer_provider=own.tracer_provider
+                )
+            },
+            tracer_provider=otel.tracer_provider,
+        )
+        rt.session("s", agent="echo").run("hi").get(timeout=TIMEOUT)
+        wait_until(lambda: len(own.spans()) == 2)
+        assert own.names() == ["chat EchoModel", "invoke_agent mine"]
+        assert otel.spans() == []
+    finally:
+        own.shutdown()
+
+
+def test_a_tool_span_covers_the_callback_on_the_io_pool(runtime: Start, otel: Recorded) -> None:
+    """A sync tool runs on the I/O pool; its span is open until its result is back."""
+    gate, entered = threading.Event(), threading.Event()
+
+    def hold(_arguments: dict[str, Any]) -> str:
+        entered.set()
+        gate.wait(TIMEOUT)
+        return "held"
+
+    def agent() -> Any:
+        model = ScriptedModel([ToolCall("hold", {}, id="h1"), "done"])
+        return new_agent_options(model, tools=[Tool("hold", "", {}, hold)])
+
+    rt = runtime(agents={"worker": agent}, tracer_provider=otel.tracer_provider)
+    future = rt.session("s", agent="worker").run("go")
+    assert entered.wait(TIMEOUT)
+    assert otel.names() == ["chat ScriptedModel"]  # the tool's span has not ended
+    gate.set()
+    future.get(timeout=TIMEOUT)
+    wait_until(lambda: len(otel.spans()) == 4)
+    tool = otel.span("execute_tool hold")
+    assert tool.attributes is not None and tool.attributes["gen_ai.tool.call.id"] == "h1"
+    assert tool.parent is not None
+    assert tool.parent.span_id == otel.span("invoke_agent worker").context.span_id
+
+
+def test_a_crashed_run_ends_its_spans(runtime: Start, otel: Recorded) -> None:
+    """A run abandoned by a session crash still ends its spans, marked as errors."""
+    entered = threading.Event()
+    gate = threading.Event()
+
+    def hold(_arguments: dict[str, Any]) -> str:
+        entered.set()
+        gate.wait(TIMEOUT)
+        return "late"
+
+    def agent() -> Any:
+        model = ScriptedModel([ToolCall("hold", {}), "never"])
+        return new_agent_options(model, tools=[Tool("hold", "", {}, hold)])
+
+    rt = runtime(agents={"worker": agent}, tracer_provider=otel.tracer_provider)
+    handle = rt.session("s", agent="worker")
+    future = handle.run("go")
+    assert entered.wait(TIMEOUT)
+    handle.crash_for_testing()
+    assert error_code(future) == "SESSION_CRASHED"
+    gate.set()
+    wait_until(lambda: len(otel.spans()) == 3)
+    for name in ("execute_tool hold", "invoke_agent worker"):
+        assert (otel.span(name).attributes or {})["error.type"] == "_OTHER"
+
+
+def test_the_runtime_reports_its_statistics_as_metrics(runtime: Start, otel: Recorded) -> None:
+    """Live sessions, activations, passivations, runs and run durations are metrics."""
+    rt = runtime(agents={"echo": echo_agent}, meter_provider=otel.meter_provider)
+    for i in range(3):
+        rt.session(f"s{i}", agent="echo").run("hi").get(timeout=TIMEOUT)
+    assert rt.session("s0", agent="echo").passivate()
+    stats = rt.statistics()
+    metrics = otel.metrics()
+
+    def value(name: str, **attributes: Any) -> Any:
+        (point,) = points(metrics, name, **attributes)
+        return point.value
+
+    assert value("praxo.runtime.sessions.live") == stats.live_sessions == 2
+    assert value("praxo.runtime.activations") == stats.activations == 3
+    assert value("praxo.runtime.passivations") == stats.passivations == 1
+    assert value("praxo.runtime.crashes") == 0
+    assert value("praxo.runtime.runs.pending") == 0
+    assert value("praxo.runtime.runs", praxo__run__outcome="completed") == 3
+    assert value("praxo.runtime.runs", praxo__run__outcome="failed") == 0
+    (runs,) = points(
+        metrics, "gen_ai.client.operation.duration", gen_ai__operation__name="invoke_agent"
+    )
+    assert runs.count == 3 and runs.attributes["gen_ai.agent.name"] == "echo"
+
+
+def test_runtimes_sharing_a_meter_provider_are_told_apart(runtime: Start, otel: Recorded) -> None:
+    """Two runtimes on one meter provider are observed each under its own runtime id."""
+    first = runtime(agents={"echo": echo_agent}, meter_provider=otel.meter_provider)
+    second = runtime(agents={"echo": echo_agent}, meter_provider=otel.meter_provider)
+    first.session("a", agent="echo").run("hi").get(timeout=TIMEOUT)
+    for sid in ("b", "c"):
+        second.session(sid, agent="echo").run("hi").get(timeout=TIMEOUT)
+    live = points(otel.metrics(), "praxo.runtime.sessions.live")
+    assert sorted(p.value for p in live) == [1, 2]
+    assert len({p.attributes["praxo.runtime.id"] for p in live}) == 2
+    second.stop()
+    live = points(otel.metrics(), "praxo.runtime.sessions.live")
+    assert [p.value for p in live] == [1]  # a stopped runtime is no longer observed
+
+
+def test_runtime_open_takes_the_providers(otel: Recorded) -> None:
+    """``Runtime.open`` (and ``astart``) pass the providers through the runtime's config."""
+
+    async def main() -> None:
+        async with Runtime.open(
+            tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
+        ) as rt:
+            rt.register_agent("echo", echo_agent)
+            await rt.session("s", agent="echo").run("hi")
+            stats = rt.statistics()  # on the runtime's own loop: answered in place
+            assert stats.runs_completed == 1
+
+    asyncio.run(main())
+    wait_until(lambda: "invoke_agent echo" in otel.names())
+    assert points(otel.metrics(), "praxo.runtime.activations") == []  # stopped: not observed
+
+
+@pytest.mark.parametrize("field", ["tracer_provider", "meter_provider"])
+def test_a_bad_provider_is_an_invalid_config(runtime: Start, field: str) -> None:
+    """A provider that is not an OpenTelemetry provider is RUNTIME_INVALID_CONFIG."""
+    with pytest.raises(PraxoError) as info:
+        runtime(**{field: "not a provider"})
+    assert info.value.code == "RUNTIME_INVALID_CONFIG"
+    assert field in info.value.message
