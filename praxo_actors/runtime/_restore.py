@@ -8,6 +8,8 @@ that a restore reads at most about twice the session's size).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -123,7 +125,7 @@ def run_commit(
         run_id=result.run_id,
         record=record,
         snapshot=snapshot,
-        result=result_document(result),
+        result=result_document(result, key=key),
         journal=journal,
     )
     position.version = seq
@@ -137,9 +139,14 @@ def run_commit(
 
 
 def result_document(
-    result: RunResult | None, error: BaseException | None = None, run_id: str = ""
+    result: RunResult | None,
+    error: BaseException | None = None,
+    run_id: str = "",
+    session_id: str = "",
+    key: bytes | None = None,
 ) -> str | None:
-    """Return what ``handle.result`` gives back later: the result's fields or the error's code."""
+    """Return what ``handle.result`` gives back later: the result's fields or the error's code
+    (signed over the session id with a key, so that a store writer cannot forge an outcome)."""
     doc: dict[str, object]
     if result is not None:
         doc = {
@@ -153,14 +160,41 @@ def result_document(
         }
     else:
         code = getattr(error, "code", None) or "AGENT_CALLBACK_EXCEPTION"
-        doc = {
-            "run_id": run_id,
-            "error": {"code": code, "message": str(getattr(error, "message", error))[:2000]},
-        }
+        message = str(getattr(error, "message", error))[:2000]
+        doc = {"run_id": run_id, "error": {"code": code, "message": message}}
     try:
-        return msgspec.json.encode(doc).decode()
+        if key is not None:
+            doc["s"] = _result_signature(key, session_id or _session_of(result), doc)
+        return _RESULTS.encode(doc).decode()
     except (TypeError, ValueError, msgspec.MsgspecError):
         return None
+
+
+_RESULTS = msgspec.json.Encoder(order="sorted")
+
+
+def _session_of(result: RunResult | None) -> str:
+    return "" if result is None else result.session.id
+
+
+def _result_signature(key: bytes, session_id: str, doc: dict[str, object]) -> str:
+    unsigned = {k: v for k, v in doc.items() if k != "s"}
+    body = _RESULTS.encode(["praxo.result", session_id, unsigned])
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def result_signed(doc: dict[str, object], session_id: str, key: bytes | None) -> bool:
+    """Whether a kept result document is this session's (True without a key)."""
+    if key is None:
+        return True
+    signature = doc.get("s")
+    if not isinstance(signature, str):
+        return False
+    try:
+        expected = _result_signature(key, session_id, doc)
+    except (TypeError, ValueError, msgspec.MsgspecError):
+        return False
+    return hmac.compare_digest(signature, expected)
 
 
 def read_session(

@@ -19,6 +19,7 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
+from praxo_actors.runtime._restore import result_signed
 from praxo_actors.runtime._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -89,6 +90,10 @@ def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
             continue
         if not isinstance(doc, dict) or doc.get("run_id") != run_id:
             continue
+        if not result_signed(doc, handle.id, handle._runtime._host.key):
+            raise PraxoError(
+                "CHECKPOINT_SIGNATURE", f"the result kept for {run_id!r} is not signed"
+            )
         error = doc.get("error")
         if isinstance(error, dict):
             raise AgentError(str(error.get("code")), str(error.get("message", "")), run_id)

@@ -273,7 +273,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         if journal == -2:
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too.
-        document = result_document(None, error, run_id)
+        document = result_document(None, error, run_id, self.session_id, host.key)
         if document is not None or journal >= 0:
             commit = Commit(self.session_id, run_id=run_id, result=document, journal=journal)
             host.post(host.router.to_store, encode(CommitRun(commit)))
@@ -399,7 +399,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             commit = run_commit(self.position, self.session, result, host.key, journal)
         except PraxoError:
             return False
-        commit = msgspec.structs.replace(commit, result=result_document(None, error, run_id))
+        kept = result_document(None, error, run_id, self.session_id, host.key)
+        commit = msgspec.structs.replace(commit, result=kept)
         self.session = partial
         host.post(host.router.to_store, encode(CommitRun(commit)))
         return True

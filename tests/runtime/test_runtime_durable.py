@@ -255,3 +255,20 @@ def test_a_resumed_approval_cut_off_by_a_crash_resumes_with_its_answer(runtime: 
     assert len(world.sent) == 1 and world.model_calls == [1, 2]
     # at_least_once: the call in flight is made again, under the same key.
     assert len(world.waits) == 2 and world.waits[0][0] == world.waits[1][0]
+
+
+def test_a_forged_kept_result_is_refused_with_a_key(runtime: Start) -> None:
+    """With a key, a result document a store writer edited is CHECKPOINT_SIGNATURE."""
+    from praxo_actors.memory._log import RESULTS
+
+    store = InMemoryStore()
+    rt = runtime(agents={"default": echo_agent}, store=store, checkpoint_key=b"k" * 32)
+    done = rt.session("s").run("hi")
+    assert done.get(timeout=TIMEOUT).output == "hi"
+    assert rt.session("s").result(done.run_id, timeout=TIMEOUT).output == "hi"
+    (item,) = list(store.search(RESULTS))
+    store.put(RESULTS, item.key, {"result": item.value["result"].replace('"hi"', '"pwned"')})
+    with pytest.raises(PraxoError) as info:
+        rt.session("s").result(done.run_id, timeout=TIMEOUT)
+    assert info.value.code == "CHECKPOINT_SIGNATURE"
+    store.close()
