@@ -21,17 +21,19 @@ async def _deliver(
 ) -> None:
     """Await ``coro`` and report its outcome from inside the task's last step.
 
-    Reporting here rather than from a done callback saves a turn of the loop per call. A
-    ``KeyboardInterrupt`` or ``SystemExit`` is reported like any exception and not re-raised:
-    raised out of a task, asyncio re-raises those through ``run_forever``, and the loop thread,
-    with every session of the runtime, would die.
+    Reporting here rather than from a done callback saves a turn of the loop per call. Any
+    ``BaseException`` but the task's own cancellation (``KeyboardInterrupt``, ``SystemExit``,
+    ``GeneratorExit``, a subclass of the user's) is reported like any exception and not
+    re-raised: raised out of a task, asyncio re-raises the first two through ``run_forever`` (the
+    loop thread, with every session of the runtime, would die) and swallows the others, so the
+    run would never hear of its callback again.
     """
     try:
         value = await coro
     except asyncio.CancelledError:
         done(False, RuntimeError("the callback was cancelled (the runtime is stopping)"))
         raise
-    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit, GeneratorExit, the user's own
         done(False, exc)
     else:
         done(True, value)
