@@ -7,7 +7,7 @@ from typing import Any
 from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
 from praxo_actors.providers._clients import ClientModel, LoopClients
-from praxo_actors.providers._errors import MODEL_BAD_REQUEST, model_error
+from praxo_actors.providers._errors import MODEL_BAD_REQUEST
 from praxo_actors.providers._wire import (
     SHAPE_ERRORS,
     BadRequest,
@@ -30,6 +30,7 @@ class AnthropicModel(ClientModel):
     """
 
     __slots__ = ("_clients", "_sdk", "max_tokens", "model", "params", "stream", "timeout")
+    provider = "anthropic"
 
     def __init__(
         self,
@@ -67,35 +68,21 @@ class AnthropicModel(ClientModel):
             body["tools"] = to_tools(request.tools)
         body.update(self.params)
         client = self._clients.get()
-        try:
-            if self.stream:
-                return await self._streamed(client, body)
-            message = await client.messages.create(**body, timeout=self.timeout)
-        except Exception as exc:
-            error = model_error(self._sdk, exc, "anthropic")
-            if error is None:
-                raise
-            return error
+        if self.stream:
+            streamed: Response | ModelError = await self._send(self._streamed(client, body))
+            return streamed
+        message = await self._send(client.messages.create(**body, timeout=self.timeout))
+        if isinstance(message, ModelError):
+            return message
         try:
             return from_message(message)
         except SHAPE_ERRORS as exc:
             return bad_shape("anthropic", exc)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
-        from praxo_actors.agent import model_context
-
-        context = model_context()
         assembler = Assembler()
         stream = await client.messages.create(**body, stream=True, timeout=self.timeout)
-        async with stream:
-            async for event in stream:
-                try:
-                    text = assembler.add(event)
-                except SHAPE_ERRORS as exc:
-                    return bad_shape("anthropic", exc)
-                if text and context is not None:
-                    context.delta(text)
-        return assembler.response()
+        return await self._drain(stream, assembler.add) or assembler.response()
 
     def __repr__(self) -> str:
         return f"anthropic_model({self.model!r}, stream={self.stream})"

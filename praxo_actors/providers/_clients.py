@@ -9,8 +9,10 @@ import asyncio
 import concurrent.futures
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Self
+
+from praxo_actors.models import ModelError
 
 __all__ = ["LoopClients"]
 
@@ -93,9 +95,41 @@ class LoopClients:
 
 
 class ClientModel:
-    """What both provider models share: their SDK clients, one per event loop, and closing."""
+    """What both provider models share: their SDK clients, one per event loop, closing, and the
+    steps of a call that do not depend on the API (failures to codes, a stream to deltas)."""
 
     _clients: LoopClients
+    _sdk: Any
+    provider: str  # the name errors are reported under
+
+    async def _send(self, call: Awaitable[Any]) -> Any:
+        """Await the SDK call; an HTTP or connection failure comes back as its ``ModelError``."""
+        from praxo_actors.providers._errors import model_error
+
+        try:
+            return await call
+        except Exception as exc:
+            error = model_error(self._sdk, exc, self.provider)
+            if error is None:
+                raise
+            return error
+
+    async def _drain(self, stream: Any, add: Callable[[Any], str | None]) -> ModelError | None:
+        """Feed each part of ``stream`` to ``add`` (an assembler's), sending the text it returns
+        as ``model.delta`` events; a part of the wrong shape ends it with that error."""
+        from praxo_actors.agent import model_context
+        from praxo_actors.providers._wire import SHAPE_ERRORS, bad_shape
+
+        context = model_context()
+        async with stream:
+            async for part in stream:
+                try:
+                    text = add(part)
+                except SHAPE_ERRORS as exc:
+                    return bad_shape(self.provider, exc)
+                if text and context is not None:
+                    context.delta(text)
+        return None
 
     async def aclose(self) -> None:
         """Close the client of the running event loop (a given ``client`` stays open)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._clients import ClientModel, LoopClients
-from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST, model_error
+from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
 from praxo_actors.providers._wire import (
     SHAPE_ERRORS,
@@ -32,6 +32,7 @@ class OpenAIModel(ClientModel):
     """
 
     __slots__ = ("_clients", "_sdk", "model", "params", "stream", "timeout", "tool_call_format")
+    provider = "openai"
 
     def __init__(
         self,
@@ -62,37 +63,23 @@ class OpenAIModel(ClientModel):
             body["tools"] = to_tools(request.tools)
         body.update(self.params)
         client = self._clients.get()
-        try:
-            if self.stream:
-                return await self._streamed(client, body)
-            completion = await client.chat.completions.create(**body, timeout=self.timeout)
-        except Exception as exc:
-            error = model_error(self._sdk, exc, "openai")
-            if error is None:
-                raise
-            return error
+        if self.stream:
+            streamed: Response | ModelError = await self._send(self._streamed(client, body))
+            return streamed
+        completion = await self._send(client.chat.completions.create(**body, timeout=self.timeout))
+        if isinstance(completion, ModelError):
+            return completion
         try:
             return from_completion(completion, self.tool_call_format)
         except SHAPE_ERRORS as exc:
             return bad_shape("openai", exc)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
-        from praxo_actors.agent import model_context
-
-        context = model_context()
         assembler = Assembler()
         stream = await client.chat.completions.create(
             **body, stream=True, stream_options={"include_usage": True}, timeout=self.timeout
         )
-        async with stream:
-            async for chunk in stream:
-                try:
-                    text = assembler.add(chunk)
-                except SHAPE_ERRORS as exc:
-                    return bad_shape("openai", exc)
-                if text and context is not None:
-                    context.delta(text)
-        return assembler.response(self.tool_call_format)
+        return await self._drain(stream, assembler.add) or assembler.response(self.tool_call_format)
 
     def __repr__(self) -> str:
         return f"openai_model({self.model!r}, stream={self.stream})"
