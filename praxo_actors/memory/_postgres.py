@@ -63,6 +63,12 @@ class PostgresStore(StoreBase):
         self._conn = psycopg.connect(dsn, autocommit=True)
         try:
             with self._conn.transaction():
+                # ``IF NOT EXISTS`` does not hold between two connections creating the same
+                # schema at once (the second fails on a unique index): one at a time.
+                self._conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))",
+                    (f"praxo_actors.schema:{schema}",),
+                )
                 self._conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
                 self._conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {self._table} ("

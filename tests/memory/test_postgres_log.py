@@ -80,3 +80,39 @@ def test_a_runtime_on_postgres_restores_and_resumes(postgres_dsn: str) -> None:
         assert len(read_session(store, "s").messages) == 6
     finally:
         store.close()
+
+
+def test_many_stores_opened_at_once_on_a_new_schema(postgres_dsn: str) -> None:
+    """Hosts starting together each create the schema and table if missing: every one opens,
+    and they all see one table."""
+    from praxo_actors.memory import PostgresStore
+
+    schema = f"praxo_test_open_{next(_SCHEMAS)}"
+    barrier = threading.Barrier(8, timeout=30)
+    opened: list[Any] = []
+    failed: list[BaseException] = []
+
+    def host(i: int) -> None:
+        barrier.wait()
+        try:
+            store = PostgresStore(postgres_dsn, schema=schema)
+        except BaseException as exc:  # noqa: BLE001 - the assertion below reports it
+            failed.append(exc)
+            return
+        store.put(("n",), f"k{i}", {"i": i})
+        opened.append(store)
+
+    threads = [threading.Thread(target=host, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+        assert not thread.is_alive()
+    try:
+        assert failed == []
+        assert len(opened) == 8
+        keys = sorted(item.key for item in opened[0].search(("n",), limit=100))
+        assert keys == sorted(f"k{i}" for i in range(8))
+    finally:
+        for store in opened:
+            store.close()
