@@ -49,6 +49,7 @@ from typing import Any, Final
 import msgspec
 
 from praxo_actors._errors import CheckpointError
+from praxo_actors.core._json import MAX_ITEMS
 from praxo_actors.models import ImageBlock, Message, Role, Session, TextBlock, ToolCall
 
 __all__ = ["DEFAULT_CHECKPOINT_TYPES", "dump_checkpoint", "load_checkpoint"]
@@ -227,23 +228,49 @@ def _list(value: Any, field: str) -> list[Any]:
 
 
 def _json_copy(value: Any, where: str) -> Any:
-    """Return a copy of the JSON value ``value``; raise ``CHECKPOINT_INVALID`` for anything else."""
+    """Return a copy of the JSON value ``value``; raise ``CHECKPOINT_INVALID`` for anything else.
+
+    A container met twice is copied once and its copy shared, and the values written out are
+    counted: one that shares a container many times is refused past ``MAX_ITEMS`` instead of
+    being written out exponentially.
+    """
     if value is None or isinstance(value, bool | int | str):
         return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _invalid(f"{where} holds {value!r}, which JSON cannot represent")
-        return value
-    if isinstance(value, list):
-        return [_json_copy(item, where) for item in value]
-    if isinstance(value, dict):
-        copy = {}
-        for name, item in value.items():
-            if not isinstance(name, str):
-                raise _invalid(f"{where} holds a non-str key {name!r}")
-            copy[name] = _json_copy(item, where)
-        return copy
-    raise _invalid(f"{where} holds a {type(value).__name__}, which is not a JSON value")
+    done: dict[int, tuple[Any, int]] = {}  # id -> (copy, values written out)
+    count = [0]
+
+    def copy(item: Any) -> Any:
+        if item is None or isinstance(item, bool | int | str):
+            count[0] += 1
+            return item
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise _invalid(f"{where} holds {item!r}, which JSON cannot represent")
+            count[0] += 1
+            return item
+        seen = done.get(id(item))
+        if seen is not None:
+            count[0] += seen[1]
+            if count[0] > MAX_ITEMS:
+                raise _invalid(f"{where} writes out more than {MAX_ITEMS:,} values")
+            return seen[0]
+        start = count[0]
+        out: Any
+        if isinstance(item, list):
+            out = [copy(child) for child in item]
+        elif isinstance(item, dict):
+            out = {}
+            for name, child in item.items():
+                if not isinstance(name, str):
+                    raise _invalid(f"{where} holds a non-str key {name!r}")
+                out[name] = copy(child)
+        else:
+            raise _invalid(f"{where} holds a {type(item).__name__}, which is not a JSON value")
+        count[0] += 1
+        done[id(item)] = (out, count[0] - start)
+        return out
+
+    return copy(value)
 
 
 # --- reading -------------------------------------------------------------------------------------

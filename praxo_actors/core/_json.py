@@ -28,6 +28,10 @@ __all__ = ["MAX_DEPTH", "encode_json", "extract_json", "parse_json", "try_parse_
 #: anything a model or a tool produces.
 MAX_DEPTH = 512
 
+#: Most values (containers and scalars, counted as written out) encode_json accepts: a value
+#: that shares one container many times would otherwise write out exponentially many.
+MAX_ITEMS = 10_000_000
+
 # msgspec parses integers of at most 4,300 characters (sign included); encode_json refuses any
 # integer parse_json could not read back.
 _INT_UPPER = 10**4300
@@ -174,33 +178,64 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def _check_value(value: Any) -> None:
-    """Raise ``JSON_INVALID`` unless ``value`` is a finite, acyclic JSON value."""
-    # Iterative, so that a deep value fails with a code rather than a RecursionError.
+    """Raise ``JSON_INVALID`` unless ``value`` is a finite, acyclic JSON value of at most
+    :data:`MAX_ITEMS` values written out."""
+    # Iterative, so that a deep value fails with a code rather than a RecursionError. A
+    # container met again (shared, not a cycle) is not walked again: its size and height are
+    # kept from the first time, so a value sharing one container many times is refused in time
+    # linear in its distinct containers, not after writing out gigabytes.
     on_path: set[int] = set()
+    done: dict[int, tuple[int, int]] = {}  # id -> (values written out, levels below)
+    frames: list[list[int]] = [[0, 0]]  # per open container: values so far, deepest child
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if depth < 0:  # leaving the container whose id() is ``item``
             on_path.discard(item)
-        elif item is None or isinstance(item, str | bool):
-            pass
+            count, below = frames.pop()
+            done[item] = (count, below)
+            parent = frames[-1]
+            parent[0] += count
+            if below + 1 > parent[1]:
+                parent[1] = below + 1
+            if parent[0] > MAX_ITEMS:
+                raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
+            continue
+        if item is None or isinstance(item, str | bool):
+            frames[-1][0] += 1
         elif isinstance(item, int):
             if not _INT_LOWER < item < _INT_UPPER:
                 raise JSONError("JSON_INVALID", "integer too long to read back")
+            frames[-1][0] += 1
         elif isinstance(item, float):
             if not math.isfinite(item):
                 raise JSONError("JSON_INVALID", f"{item!r} is not a JSON number")
+            frames[-1][0] += 1
         elif isinstance(item, dict | list | tuple):
             if depth >= MAX_DEPTH:
                 raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
-            if id(item) in on_path:
+            key = id(item)
+            seen = done.get(key)
+            if seen is not None:
+                count, below = seen
+                if depth + below >= MAX_DEPTH:
+                    raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
+                parent = frames[-1]
+                parent[0] += count
+                if below + 1 > parent[1]:
+                    parent[1] = below + 1
+                if parent[0] > MAX_ITEMS:
+                    raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
+                continue
+            if key in on_path:
                 raise JSONError("JSON_INVALID", "value contains a cycle")
-            on_path.add(id(item))
-            stack.append((id(item), -1))
+            on_path.add(key)
+            frames.append([1, 0])
+            stack.append((key, -1))
             if isinstance(item, dict):
-                for key, child in item.items():
-                    if not isinstance(key, str):
-                        raise JSONError("JSON_INVALID", f"object key {key!r} is not a str")
+                for name, child in item.items():
+                    if not isinstance(name, str):
+                        raise JSONError("JSON_INVALID", f"object key {name!r} is not a str")
                     stack.append((child, depth + 1))
             else:
                 stack.extend((child, depth + 1) for child in item)

@@ -49,6 +49,9 @@ logger = get_logger("praxo_actors.runtime")
 
 Ready = Callable[[pykka.ActorRef[Any] | None], None]
 
+# How many stopped sessions' log versions the rollback check keeps (about 100 bytes each).
+VERSIONS_KEPT = 100_000
+
 
 class RuntimeStatistics(msgspec.Struct, frozen=True):
     """A snapshot of the runtime's counters; every count only grows except the gauges
@@ -134,8 +137,8 @@ class Router(Resumption):
         self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
         self.resumed_futures: dict[str, RunFuture] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
-        # rollback of the store (CHECKPOINT_STALE).
-        self.versions: dict[str, int] = {}
+        # rollback of the store (CHECKPOINT_STALE). Kept for the last VERSIONS_KEPT sessions.
+        self.versions: OrderedDict[str, int] = OrderedDict()
         self.counters = _Counters()
         self.stopping = False
 
@@ -431,6 +434,9 @@ class Router(Resumption):
         reload_code = self.reloads.pop(session_id, None)
         if version > self.versions.get(session_id, 0) and reload_code is None:
             self.versions[session_id] = version
+            self.versions.move_to_end(session_id)
+            if len(self.versions) > VERSIONS_KEPT:
+                self.versions.popitem(last=False)
         entry = self.live.get(session_id)
         if entry is None or entry.ref is not ref:
             return

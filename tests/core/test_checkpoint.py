@@ -176,6 +176,28 @@ def test_dump_refuses_deep_nesting_with_a_code() -> None:
     assert info.value.code == "CHECKPOINT_INVALID"
 
 
+def test_dump_refuses_a_value_that_writes_out_exponentially() -> None:
+    """Metadata or arguments sharing one list at sixty levels (2**60 values written out) are
+    refused with a code at once; a container shared a few times is written out each time."""
+    value: Any = [0]
+    for _ in range(60):
+        value = [value, value]
+    call = ToolCall(id="c", name="t", arguments={"v": value})
+    for session in (
+        Session(id="s", metadata={"v": value}),
+        Session(id="s", messages=[Message(role="assistant", content="", tool_calls=[call])]),
+    ):
+        with pytest.raises(CheckpointError) as info:
+            dump_checkpoint(session)
+        assert info.value.code == "CHECKPOINT_INVALID"
+    shared = {"a": [1, 2]}
+    session = Session(id="s", metadata={"x": shared, "y": [shared, shared]})
+    assert load_checkpoint(dump_checkpoint(session)).metadata == {
+        "x": {"a": [1, 2]},
+        "y": [{"a": [1, 2]}, {"a": [1, 2]}],
+    }
+
+
 def test_dump_argument_errors() -> None:
     """Programming errors raise TypeError or ValueError."""
     with pytest.raises(TypeError):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from praxo_actors.core import JSONError, encode_json, extract_json, parse_json
-from praxo_actors.core._json import MAX_DEPTH
+from praxo_actors.core._json import MAX_DEPTH, MAX_ITEMS
 
 
 def _code(call: Any, *args: Any) -> str:
@@ -246,6 +246,32 @@ def test_encode_accepts_shared_but_acyclic_values() -> None:
     """The same list twice in one value is not a cycle."""
     shared = [1, 2]
     assert encode_json({"a": shared, "b": shared}) == '{"a":[1,2],"b":[1,2]}'
+
+
+def test_encode_refuses_a_value_that_writes_out_exponentially() -> None:
+    """Sixty levels of one list held twice would write out 2**60 values: refused with a code,
+    after a walk of its sixty distinct lists (not of its expansion)."""
+    value: list[Any] = [0]
+    for _ in range(60):
+        value = [value, value]
+    assert _code(encode_json, value) == "JSON_INVALID"
+    # Just under the bound still encodes, the shared list written out each time.
+    wide = [0] * 1000
+    fine = [wide] * (MAX_ITEMS // 1001 - 1)
+    assert len(encode_json(fine)) == 2 + len(fine) * (2 + 2 * 1000 - 1) + len(fine) - 1
+    assert _code(encode_json, [wide] * (MAX_ITEMS // 1001 + 1)) == "JSON_INVALID"
+
+
+def test_a_shared_container_is_refused_where_it_nests_too_deep() -> None:
+    """A container seen first near the top and again near MAX_DEPTH is measured each time."""
+    inner: list[Any] = [[[]]]  # three levels
+    deep: list[Any] = inner
+    for _ in range(MAX_DEPTH - 4):
+        deep = [deep]
+    for pair in ([inner, deep], [deep, inner]):  # either one may be walked first
+        assert encode_json(pair).count("[") == 1 + 3 + (MAX_DEPTH - 4) + 3  # MAX_DEPTH deep
+    for pair in ([inner, [deep]], [[deep], inner], [{"k": [deep]}, inner]):
+        assert _code(encode_json, pair) == "JSON_INVALID"
 
 
 def test_encode_limits_nesting() -> None:

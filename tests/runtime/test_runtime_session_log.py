@@ -168,3 +168,27 @@ def test_a_forged_record_is_refused_with_a_key(runtime: Start) -> None:
     store.put(HEADS, "s", {"version": 2, "base": 0, "results": 1})
     assert error_code(handle.run("two")) == "CHECKPOINT_SIGNATURE"
     store.close()
+
+
+def test_the_rollback_check_keeps_the_newest_stopped_sessions(
+    runtime: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The versions kept for the rollback check are bounded: past the bound the oldest stopped
+    session is forgotten (its rollback goes unseen), a recent one is still refused."""
+    from praxo_actors.runtime import _router
+
+    monkeypatch.setattr(_router, "VERSIONS_KEPT", 2)
+    store = InMemoryStore()
+    rt = runtime(agents={"default": echo_agent}, store=store, checkpoint_key=KEY)
+    old_heads = {}
+    for sid in ("a", "b", "c"):
+        handle = rt.session(sid)
+        handle.run("one").get(timeout=TIMEOUT)
+        old_heads[sid] = store.get(HEADS, sid).value
+        handle.run("two").get(timeout=TIMEOUT)
+        assert handle.passivate()
+    for sid in ("a", "c"):
+        store.put(HEADS, sid, old_heads[sid])
+    assert rt.session("a").run("three").get(timeout=TIMEOUT).output == "three"  # forgotten
+    assert error_code(rt.session("c").run("three")) == "CHECKPOINT_STALE"
+    store.close()
