@@ -33,7 +33,6 @@ import gc
 import importlib.util
 import itertools
 import json
-import logging
 import os
 import statistics
 import subprocess
@@ -322,9 +321,9 @@ def main() -> None:
         return
 
     import ray
-    from ray.cluster_utils import Cluster
 
     from praxo_actors.testing._postgres import local_postgres
+    from praxo_actors.testing._ray import local_ray_cluster
 
     print("praxo-actors cluster benchmark")
     print(
@@ -335,22 +334,9 @@ def main() -> None:
     other = OtherLoad()
     with local_postgres() as dsn:
         embedded = run_embedded(dsn, f"praxo_bench_{next(_SCHEMAS)}", runs, count)
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-        for _ in range(2):
-            cluster.add_node(num_cpus=1)
-        path = os.pathsep.join([str(HERE), *sys.path])
-        ray.init(
-            address=cluster.address,
-            include_dashboard=False,
-            logging_level=logging.ERROR,
-            runtime_env={"env_vars": {"PYTHONPATH": path}},
-        )
-        try:
+        with local_ray_cluster(nodes=3, path=[str(HERE)]):
             figures = cluster_figures(ray, dsn, runs, count)
             scaling = {h: throughput(ray, dsn, h, sessions) for h in (1, 2, 3)}
-        finally:
-            ray.shutdown()
-            cluster.shutdown()
 
     call = statistics.mean([figures["ray_call_us"], figures["ray_call_us_after"]])
     added = figures["latency_us"] - embedded["latency_us"]

@@ -194,12 +194,7 @@ def _check_value(value: Any) -> None:
             on_path.discard(item)
             count, below = frames.pop()
             done[item] = (count, below)
-            parent = frames[-1]
-            parent[0] += count
-            if below + 1 > parent[1]:
-                parent[1] = below + 1
-            if parent[0] > MAX_ITEMS:
-                raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
+            _add_child(frames[-1], count, below)
             continue
         if item is None or isinstance(item, str | bool):
             frames[-1][0] += 1
@@ -220,12 +215,7 @@ def _check_value(value: Any) -> None:
                 count, below = seen
                 if depth + below >= MAX_DEPTH:
                     raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
-                parent = frames[-1]
-                parent[0] += count
-                if below + 1 > parent[1]:
-                    parent[1] = below + 1
-                if parent[0] > MAX_ITEMS:
-                    raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
+                _add_child(frames[-1], count, below)
                 continue
             if key in on_path:
                 raise JSONError("JSON_INVALID", "value contains a cycle")
@@ -241,6 +231,15 @@ def _check_value(value: Any) -> None:
                 stack.extend((child, depth + 1) for child in item)
         else:
             raise JSONError("JSON_INVALID", f"{type(item).__name__} is not a JSON value")
+
+
+def _add_child(parent: list[int], count: int, below: int) -> None:
+    """Count a walked container (``count`` values, ``below`` levels under it) in its parent."""
+    parent[0] += count
+    if below + 1 > parent[1]:
+        parent[1] = below + 1
+    if parent[0] > MAX_ITEMS:
+        raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
 
 
 def _fenced_bodies(text: str) -> list[str]:

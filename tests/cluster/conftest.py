@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import logging
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,24 +15,10 @@ _SCHEMAS = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
-    from ray.cluster_utils import Cluster
+    from praxo_actors.testing._ray import local_ray_cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    for _ in range(2):
-        cluster.add_node(num_cpus=1)
-    here = str(Path(__file__).parent)
-    path = os.pathsep.join([here, *sys.path])
-    ray.init(
-        address=cluster.address,
-        include_dashboard=False,
-        logging_level=logging.ERROR,
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
-    try:
+    with local_ray_cluster(nodes=3, path=[str(Path(__file__).parent)]) as cluster:
         yield cluster
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
 
 
 @pytest.fixture
