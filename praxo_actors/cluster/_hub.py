@@ -3,6 +3,8 @@ the event stream the hosts publish to, read by subscribers in the caller's proce
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 __all__ = ["Hub"]
@@ -11,13 +13,18 @@ KEPT_EVENTS = 100_000
 
 
 class Hub:
-    """A Ray actor (made one by ``ray.remote`` at start): agents and a bounded event log."""
+    """A Ray actor (made one by ``ray.remote`` at start): agents and a bounded event log.
+
+    Its event methods are ``async``, so they all run on the actor's event loop: a ``take``
+    with nothing new waits there for the next ``push`` instead of being asked again.
+    """
 
     def __init__(self) -> None:
         self.agents: dict[str, tuple[Any, bool, bool]] = {}
         self.events: list[bytes] = []
         self.first = 0  # the cursor of events[0]
         self.dropped = 0
+        self._pushed: asyncio.Event | None = None  # made on the actor's loop by a take
 
     def register(self, name: str, factory: Any, per_session: bool, durable: bool) -> None:
         self.agents[name] = (factory, per_session, durable)
@@ -25,16 +32,29 @@ class Hub:
     def agent_specs(self) -> dict[str, tuple[Any, bool, bool]]:
         return dict(self.agents)
 
-    def push(self, batch: list[bytes]) -> None:
+    async def push(self, batch: list[bytes]) -> None:
         self.events.extend(batch)
+        if self._pushed is not None:
+            self._pushed.set()
         excess = len(self.events) - KEPT_EVENTS
         if excess > 0:
             del self.events[:excess]
             self.first += excess
             self.dropped += excess
 
-    def take(self, cursor: int, limit: int = 10_000) -> tuple[int, list[bytes]]:
-        """Events from ``cursor`` on (skipping any already dropped); the next cursor."""
+    async def take(
+        self, cursor: int, limit: int = 10_000, wait: float = 0.0
+    ) -> tuple[int, list[bytes]]:
+        """Events from ``cursor`` on (skipping any already dropped); the next cursor.
+
+        With none yet, wait up to ``wait`` seconds for the next push.
+        """
+        if wait > 0 and cursor >= self.first + len(self.events):
+            if self._pushed is None:
+                self._pushed = asyncio.Event()
+            self._pushed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._pushed.wait(), wait)
         start = max(cursor, self.first) - self.first
         batch = self.events[start : start + limit]
         return self.first + start + len(batch), batch

@@ -28,6 +28,7 @@ from praxo_actors.runtime import RuntimeStatistics
 
 __all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
 
+TAKE_WAIT = 0.5  # how long the hub holds a subscriber's take open when it has nothing new
 _DOWN_SECONDS = 2.0  # how long a host that failed a call is passed over before a new ping
 
 
@@ -180,12 +181,10 @@ class ClusterEvents:
         hub = self.cluster._hub
         while not self._stop.is_set():
             try:
-                cursor, batch = ray.get(hub.take.remote(cursor), timeout=10)
+                # The hub answers at the next push, or empty after TAKE_WAIT seconds.
+                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=10)
             except Exception:  # the cluster is stopping
                 return
-            if not batch:
-                self._stop.wait(0.05)  # the hub holds nothing new: poll again shortly
-                continue
             with self._lock:
                 subscribers = list(self._subscribers)
             for data in batch:
