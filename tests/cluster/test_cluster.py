@@ -58,9 +58,18 @@ def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
     try:
         cluster.register_agent("default", "cluster_agents:slow", durable=True)
         sessions = [f"k{i}" for i in range(300)]
-        futures = {sid: cluster.session(sid).run(f"job {sid}") for sid in sessions}
         victim = cluster.host_of("k0")
-        time.sleep(0.1)  # into the burst: the runs are in flight (their tools take 0.2 s)
+        in_flight = threading.Event()
+
+        def on_tool(event: Event) -> None:
+            if cluster.host_of(event.session_id) == victim:
+                in_flight.set()  # a run on the victim is in its tool (which takes 0.2 s)
+
+        resumed = threading.Event()
+        cluster.events.subscribe(on_tool, pattern="tool.started")
+        cluster.events.subscribe(lambda _event: resumed.set(), pattern="run.resumed")
+        futures = {sid: cluster.session(sid).run(f"job {sid}") for sid in sessions}
+        assert in_flight.wait(TIMEOUT)
         ray.kill(cluster._hosts[victim], no_restart=False)  # Ray restarts it
         outcomes: dict[str, Any] = {}
         for sid, future in futures.items():
@@ -68,6 +77,8 @@ def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
                 outcomes[sid] = future.get(timeout=TIMEOUT).output
             except (AgentError, PraxoError) as exc:
                 outcomes[sid] = exc.code
+        # The kill cut runs off: journaled ones resumed on another host (run.resumed).
+        assert "SESSION_CRASHED" in outcomes.values() or resumed.wait(TIMEOUT)
         completed = [sid for sid, out in outcomes.items() if out == f'done: "job {sid}"']
         codes = {out for out in outcomes.values() if not str(out).startswith("done:")}
         assert codes <= {"SESSION_CRASHED"}, codes
