@@ -1,7 +1,7 @@
 """What a run reports on its way: its numbered events, and the failures that end it.
 
-The state machine (``_machine``) ends a run through these: with a code (:func:`_fail`), or
-with a callback's exception (:func:`_crashed`).
+Both the step loop (``_machine``) and the tool-call step (``_tool_step``) end a run through
+these: with a code (:func:`_fail`), or with a callback's exception (:func:`_crashed`).
 """
 
 from __future__ import annotations
