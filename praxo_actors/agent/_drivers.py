@@ -17,9 +17,10 @@ from praxo_actors.agent._effects import (
     Effect,
     Emit,
 )
-from praxo_actors.agent._machine import copy_json, throw_into
+from praxo_actors.agent._machine import throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._run import AgentRun, resume_run, start_run
+from praxo_actors.agent._tool_step import copy_json
 from praxo_actors.models import Message, RunResult, Session, ToolCall
 
 if TYPE_CHECKING:

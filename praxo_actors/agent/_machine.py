@@ -1,26 +1,24 @@
-"""The agent loop, written once as a sans-IO state machine (a generator of effects)."""
+"""The agent loop, written once as a sans-IO state machine (a generator of effects).
+
+This is its step loop: the model call, the checks of its reply, tool calls parsed from text,
+structured output and completion. The tool calls of a reply are the tool-call step's
+(``_tool_step``).
+"""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Generator
 from typing import Any
 
 import msgspec
 
 from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
-from praxo_actors.agent._context import ModelContext, ToolContext
-from praxo_actors.agent._effects import (
-    BeginStep,
-    CallModel,
-    CallSummarizer,
-    CallTool,
-    Effect,
-    Emit,
-)
-from praxo_actors.agent._interrupt import Interrupt, Pending, with_pending
-from praxo_actors.agent._options import AgentOptions, Sink
-from praxo_actors.agent._tool import ToolError
+from praxo_actors.agent._context import ModelContext
+from praxo_actors.agent._effects import BeginStep, CallModel, CallSummarizer, Effect
+from praxo_actors.agent._interrupt import Pending, with_pending
+from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._report import CALLBACK, _Carried, _crashed, _Events, _fail
+from praxo_actors.agent._tool_step import _error_json, tool_step
 from praxo_actors.core import (
     apply_compaction,
     default_summary,
@@ -28,12 +26,10 @@ from praxo_actors.core import (
     parse_tool_calls,
     plan_compaction,
     redact_pii,
-    redact_value,
 )
 from praxo_actors.middleware import Compaction
 from praxo_actors.middleware._structured_output import structured_steps
 from praxo_actors.models import (
-    Event,
     Message,
     ModelError,
     Request,
@@ -44,68 +40,9 @@ from praxo_actors.models import (
     ToolCall,
 )
 
-__all__ = ["Machine", "RunInterrupted", "copy_json", "machine", "throw_into"]
-
-CALLBACK = "AGENT_CALLBACK_EXCEPTION"
+__all__ = ["Machine", "machine", "throw_into"]
 
 Machine = Generator[Effect, Any, RunResult]
-
-
-class _Events:
-    """Numbers a run's events from 0 and stamps them with the driver's clock."""
-
-    __slots__ = ("clock", "run_id", "seq", "session_id", "sink")
-
-    def __init__(self, sink: Sink, run_id: str, session_id: str, clock: Callable[[], int]) -> None:
-        self.sink = sink
-        self.run_id = run_id
-        self.session_id = session_id
-        self.clock = clock
-        self.seq = 0
-
-    def __call__(self, type: str, data: dict[str, Any]) -> Emit:
-        seq = self.seq
-        self.seq = seq + 1
-        return Emit(self.sink, Event(type, self.run_id, self.session_id, seq, self.clock(), data))
-
-
-# Both emit run.failed (with a sink) and return the exception: ``raise (yield from _fail(...))``.
-def _fail(
-    event: _Events | None, run_id: str, code: str, message: str
-) -> Generator[Effect, Any, AgentError]:
-    if event is not None:
-        yield event("run.failed", {"code": code, "message": message})
-    return AgentError(code, message, run_id)
-
-
-class RunInterrupted(AgentError):
-    """Thrown by a driver into a run whose callback is in flight: its deadline passed, or it
-    was cancelled outright. The run fails with this code (``AGENT_DEADLINE``,
-    ``AGENT_CANCELLED``) and its ``run.failed`` event says so."""
-
-
-def _crashed(
-    event: _Events | None, exc: BaseException, code: str
-) -> Generator[Effect, Any, BaseException]:
-    if event is not None:
-        if isinstance(exc, RunInterrupted):
-            yield event("run.failed", {"code": exc.code, "message": exc.message})
-            return exc
-        shown = exc.exc if isinstance(exc, _Carried) else exc
-        yield event("run.failed", {"code": code, "message": f"{type(shown).__name__}: {shown}"})
-    return exc
-
-
-class _Carried(Exception):
-    """Carries a callback's exception through the machine when it cannot be thrown as itself.
-
-    A ``StopIteration`` thrown into a generator comes out as ``RuntimeError`` (PEP 479), and a
-    ``BaseException`` would pass the machine's ``except Exception`` handlers by.
-    """
-
-    def __init__(self, exc: BaseException) -> None:
-        super().__init__(exc)
-        self.exc = exc
 
 
 def throw_into(gen: Machine, exc: BaseException) -> Effect:
@@ -158,19 +95,15 @@ def machine(
 
     limit = options.call_limit
     model_limit = limit.model_limit if limit is not None and limit.model_limit > 0 else 0
-    tool_limit = limit.tool_limit if limit is not None and limit.tool_limit > 0 else 0
-    selection = options.tool_selection
-    tools = options._tools_by_name
     advertised = options._advertised
     attempts = options._attempts
     pii = options.pii
     redacted: dict[int, tuple[Message, Message]] = {}
     model_calls = tool_calls = 0
     usage: dict[str, int] = {}
-    approval = options.approval
     first_step, resume_calls = 1, None
     if resume is not None:
-        pending, resumed = resume
+        pending = resume[0]
         first_step, resume_calls = pending.step, pending.calls
         model_calls, tool_calls, usage = (
             pending.model_calls,
@@ -322,168 +255,32 @@ def machine(
             calls, start = resume_calls, resume[0].index if resume is not None else 0
             resume_calls = None
 
-        for index in range(start, len(calls)):
-            call = calls[index]
-            name = call.name
-            arguments = call.arguments
-            decided = None
-            if resume is not None and index == start and step == first_step:
-                pending, resumed = resume
-                resume = None
-                if pending.kind == "tool":
-                    # The tool interrupted: the resume value is its result (budget spent then).
-                    value: Any = resumed
-                    tool = tools.get(name)
-                    decided = "result"
-                else:
-                    approved, edited = resumed
-                    if not approved:
-                        output = _error_json("APPROVAL_DENIED", f"the call of {name!r} was denied")
-                        messages.append(
-                            Message(role="tool", content=output, tool_call_id=call.id, name=name)
-                        )
-                        if event is not None:
-                            yield event(
-                                "tool.completed",
-                                {
-                                    "step": step,
-                                    "name": name,
-                                    "id": call.id,
-                                    "output": output,
-                                    "error": "APPROVAL_DENIED",
-                                },
-                            )
-                        continue
-                    decided = "approved"
-                    if edited is not None:
-                        arguments = edited
-            if decided != "result":
-                if selection is not None and not selection.permits(name):
-                    raise (
-                        yield from _fail(
-                            event,
-                            run_id,
-                            "AGENT_TOOL_NOT_SELECTED",
-                            f"tool {name!r} is not selected",
-                        )
-                    )
-                tool = tools.get(name)
-                if tool is None:
-                    raise (
-                        yield from _fail(event, run_id, "TOOL_NOT_FOUND", f"no tool named {name!r}")
-                    )
-                if decided is None and approval is not None and approval.requires(name):
-                    payload = {
-                        "approval": {"tool": name, "arguments": arguments, "call_id": call.id}
-                    }
-                    where = Pending(run_id, "approval", step, index, list(calls), payload)
-                    return (
-                        yield from _interrupted(
-                            event,
-                            session,
-                            messages,
-                            metadata,
-                            where,
-                            model_calls,
-                            tool_calls,
-                            usage,
-                        )
-                    )
-                if tool_limit and tool_calls >= tool_limit:
-                    raise (
-                        yield from _fail(
-                            event,
-                            run_id,
-                            "AGENT_TOOL_CALL_LIMIT",
-                            f"tool call limit {tool_limit} reached",
-                        )
-                    )
-                tool_calls += 1
-                if event is not None:
-                    yield event(
-                        "tool.started",
-                        {"step": step, "name": name, "id": call.id, "arguments": arguments},
-                    )
-                try:
-                    value = yield CallTool(
-                        tool,
-                        copy_json(arguments),
-                        call,
-                        ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
-                    )
-                except Exception as exc:
-                    yield from _crashed(event, exc, CALLBACK)
-                    raise
-                if type(value) is Interrupt:
-                    where = Pending(run_id, "tool", step, index, list(calls), value.payload)
-                    return (
-                        yield from _interrupted(
-                            event,
-                            session,
-                            messages,
-                            metadata,
-                            where,
-                            model_calls,
-                            tool_calls,
-                            usage,
-                        )
-                    )
-            error: str | None = None
-            if isinstance(value, ToolError):
-                error = value.code
-                output = _error_json(value.code, value.message)
-                content = _error_json(value.code, redact_pii(value.message)) if pii else output
-            else:
-                try:
-                    output = encode_json(value)
-                    content = encode_json(redact_value(value)) if pii else output
-                except JSONError as exc:
-                    bad = TypeError(f"tool {name!r} returned a value that is not JSON: {exc}")
-                    raise (yield from _crashed(event, bad, CALLBACK)) from exc
-            messages.append(Message(role="tool", content=content, tool_call_id=call.id, name=name))
-            if event is not None:
-                yield event(
-                    "tool.completed",
-                    {"step": step, "name": name, "id": call.id, "output": output, "error": error},
-                )
+        done = yield from tool_step(
+            options,
+            event,
+            run_id,
+            session_id,
+            metadata,
+            messages,
+            step,
+            calls,
+            start,
+            resume,
+            model_calls,
+            tool_calls,
+            usage,
+        )
+        # The run's tool call count so far, or the interrupted run's result; tested as an int,
+        # because isinstance of a Struct class goes through its metaclass's __instancecheck__.
+        if not isinstance(done, int):
+            return done
+        tool_calls = done
+        resume = None  # the resume value was the resumed call's; later steps have none
 
     raise (
         yield from _fail(
             event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
         )
-    )
-
-
-def _interrupted(
-    event: _Events | None,
-    session: Session,
-    messages: list[Message],
-    metadata: dict[str, Any],
-    where: Pending,
-    model_calls: int,
-    tool_calls: int,
-    usage: dict[str, int],
-) -> Generator[Effect, Any, RunResult]:
-    """Stop the run to ask a person: the session keeps the run so far and where to go on."""
-    pending = msgspec.structs.replace(
-        where, model_calls=model_calls, tool_calls=tool_calls, usage=dict(usage)
-    )
-    if event is not None:
-        yield event(
-            "run.interrupted",
-            {"step": pending.step, "kind": pending.kind, "payload": pending.payload},
-        )
-        pending = msgspec.structs.replace(pending, seq=event.seq)
-    return RunResult(
-        run_id=pending.run_id,
-        session=Session(session.id, messages, with_pending(metadata, pending)),
-        output="",
-        steps=pending.step,
-        model_calls=pending.model_calls,
-        tool_calls=pending.tool_calls,
-        usage=dict(pending.usage),
-        status="interrupted",
-        interrupt=pending.payload,
     )
 
 
@@ -519,10 +316,6 @@ def _may_hold_calls(text: str) -> bool:
     # Every call format (and every malformed one) needs "tool" (tags, dotted names) or a JSON
     # object or array (canonical calls); plain answers skip the parser, which costs ~10 us.
     return "tool" in text or "{" in text or "[" in text
-
-
-def _error_json(code: str, message: str) -> str:
-    return encode_json({"error": {"code": code, "message": message}})
 
 
 def _json_or_none(value: Any) -> bool:
@@ -578,18 +371,3 @@ def _redact_message(message: Message) -> Message:
     if redacted == content:
         return message
     return msgspec.structs.replace(message, content=redacted)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def copy_json(value: Any) -> Any:
-    """Return a deep copy of a JSON-like value (fast for dicts, lists and scalars)."""
-    kind = type(value)
-    if kind is dict:
-        return {k: v if type(v) in _SCALARS else copy_json(v) for k, v in value.items()}
-    if kind is list:
-        return [v if type(v) in _SCALARS else copy_json(v) for v in value]
-    if kind in _SCALARS:
-        return value
-    return copy.deepcopy(value)

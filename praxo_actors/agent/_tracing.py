@@ -25,8 +25,9 @@ from praxo_actors import __version__
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent._content import messages_json, value_json
 from praxo_actors.agent._effects import CallModel, CallTool, Effect
-from praxo_actors.agent._machine import Machine, _Carried
+from praxo_actors.agent._machine import Machine
 from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._tool import ToolError
 from praxo_actors.core import redact_pii
 from praxo_actors.models import Message, ModelError, Response, RunResult

@@ -35,7 +35,7 @@ from praxo_actors.agent import (
 )
 from praxo_actors.agent._context import _MODEL, _TOOL
 from praxo_actors.agent._interrupt import PENDING_KEY
-from praxo_actors.agent._machine import RunInterrupted
+from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import RunResult, Session

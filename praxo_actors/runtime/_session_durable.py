@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, CheckpointError
 from praxo_actors.agent import start_run
-from praxo_actors.agent._machine import RunInterrupted
+from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import PendingRun, pending_signed
 from praxo_actors.models import Session
