@@ -19,6 +19,7 @@ from praxo_actors.agent._effects import (
 )
 from praxo_actors.agent._machine import throw_into
 from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._run import AgentRun, resume_run, start_run
 from praxo_actors.agent._tool_step import copy_json
 from praxo_actors.models import Message, RunResult, Session, ToolCall
@@ -131,6 +132,9 @@ def _drive(run: AgentRun) -> RunResult:
             raise
         result: RunResult = stop.value
         return result
+    except _Carried as carried:  # a StopIteration the sink was told of first
+        thrown = carried.exc
+    raise thrown
 
 
 async def arun_agent(

@@ -13,6 +13,7 @@ from praxo_actors.agent._effects import Effect
 from praxo_actors.agent._interrupt import PENDING_KEY, pending_of, resume_value
 from praxo_actors.agent._machine import Machine, machine, throw_into
 from praxo_actors.agent._options import AgentOptions
+from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._runid import new_run_id
 from praxo_actors.models import Message, RunResult, Session
 
@@ -38,13 +39,15 @@ class AgentRun:
     asyncio, or one message at a time by an actor.
     """
 
-    __slots__ = ("_gen", "_result", "effect", "run_id")
+    __slots__ = ("_gen", "_result", "effect", "run_id", "thrown")
 
     def __init__(self, gen: Machine, run_id: str) -> None:
         self._gen = gen
         self._result: RunResult | None = None
         self.run_id = run_id
         self.effect: Effect | None = None
+        # The callback exception last thrown in: if the run ends with it, it is the callback's.
+        self.thrown: BaseException | None = None
         self.send(None)
 
     def send(self, reply: Any = None) -> Effect | None:
@@ -57,6 +60,7 @@ class AgentRun:
         Any exception may be passed, a ``BaseException`` or ``StopIteration`` too; if the run ends
         with it, the same object is raised here.
         """
+        self.thrown = exc
         try:
             self.effect = throw_into(self._gen, exc)
         except StopIteration as stop:
@@ -75,10 +79,18 @@ class AgentRun:
         except StopIteration as stop:
             self.effect = None
             self._result = stop.value
+            return None
+        except _Carried as carried:
+            # The run failed with a callback's exception that had to be carried (a sink was told
+            # first, so it surfaces here rather than in throw): raised as itself, below.
+            self.effect = None
+            exc = carried.exc
         except BaseException:
             self.effect = None
             raise
-        return self.effect
+        else:
+            return self.effect
+        raise exc
 
     def close(self) -> None:
         """Abandon the run where it stands; no further events are emitted."""

@@ -373,7 +373,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                         self._dispatch(current, fn, messages)
                         return
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
-            if not isinstance(exc, Exception) and (ok or exc is not value):
+            if not isinstance(exc, Exception) and exc is not run.thrown:
                 raise  # not the callback's: a real interrupt of this thread
             if durable is not None:
                 self._resumed_event(current, durable)
@@ -390,7 +390,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self._resumed_event(current, durable)
         self._complete(current)
 
-    def _keep_partial(self, run_id: str, partial: Session, error: Exception, journal: int) -> bool:
+    def _keep_partial(
+        self, run_id: str, partial: Session, error: BaseException, journal: int
+    ) -> bool:
         """Commit the steps a run cancelled by newer input completed (``on_busy="interrupt"``)."""
         assert self.session is not None and self.position is not None
         host = self.host

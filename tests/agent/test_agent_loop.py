@@ -333,8 +333,10 @@ def test_request_lists_are_copies(scripted: Any) -> None:
     assert len(options._advertised) == 1
 
 
-def test_a_model_raising_stop_iteration_propagates_unchanged() -> None:
-    """A sync model's StopIteration leaves run_agent as itself, not as a RuntimeError."""
+@pytest.mark.parametrize("with_sink", [False, True])
+def test_a_model_raising_stop_iteration_propagates_unchanged(with_sink: bool) -> None:
+    """A sync model's StopIteration leaves run_agent as itself, not as a RuntimeError, also
+    when a sink is told of the failure first."""
     from praxo_actors.agent import new_agent_options, run_agent
     from praxo_actors.models import session as new_session
 
@@ -343,9 +345,40 @@ def test_a_model_raising_stop_iteration_propagates_unchanged() -> None:
     def model(request: object) -> object:
         raise raised
 
+    events: list[Any] = []
+    options = new_agent_options(model, sink=events.append if with_sink else None)
     with pytest.raises(StopIteration) as info:
-        run_agent(new_agent_options(model), new_session("s"), "x")
+        run_agent(options, new_session("s"), "x")
     assert info.value is raised
+    if with_sink:
+        assert events[-1].type == "run.failed"
+        assert events[-1].data["message"] == "StopIteration: model ran dry"
+
+
+@pytest.mark.parametrize("with_sink", [False, True])
+def test_an_async_tool_raising_stop_iteration_reaches_arun_agent(with_sink: bool) -> None:
+    """Under arun_agent the tool's StopIteration leaves the coroutine as Python makes it
+    (RuntimeError, PEP 479) with the tool's own exception as its cause, sink or not."""
+    import asyncio
+
+    from praxo_actors.agent import Tool, arun_agent, new_agent_options
+    from praxo_actors.models import ToolCall
+    from praxo_actors.models import session as new_session
+
+    raised = StopIteration("tool ran dry")
+
+    def tool(arguments: dict[str, Any]) -> Any:
+        raise raised
+
+    calls = iter([say("", ToolCall("t", {}, id="c1")), say("done")])
+    options = new_agent_options(
+        lambda _request: next(calls),
+        tools=[Tool("t", "", {}, tool)],
+        sink=(lambda _event: None) if with_sink else None,
+    )
+    with pytest.raises(RuntimeError) as info:
+        asyncio.run(arun_agent(options, new_session("s"), "x"))
+    assert info.value.__cause__ is raised
 
 
 def test_text_tool_calls_are_read_in_the_chosen_format(scripted: Any) -> None:

@@ -86,12 +86,14 @@ def test_stop_on_the_loop_thread_fails_with_a_code(runtime: Start) -> None:
     assert rt.statistics().runs_failed == 1
 
 
+@pytest.mark.parametrize("subscribed", [False, True])
 @pytest.mark.parametrize("kind", ["async", "sync"])
 @pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, StopIteration])
 def test_a_base_exception_in_a_callback_fails_only_its_run(
-    runtime: Start, kind: str, error: type[BaseException]
+    runtime: Start, kind: str, error: type[BaseException], subscribed: bool
 ) -> None:
-    """A callback's KeyboardInterrupt, SystemExit or StopIteration reaches the caller unchanged."""
+    """A callback's KeyboardInterrupt, SystemExit or StopIteration reaches the caller unchanged,
+    also when a subscriber is told of the failure first."""
     raised: list[BaseException] = []
 
     def fail() -> Response:
@@ -106,6 +108,9 @@ def test_a_base_exception_in_a_callback_fails_only_its_run(
 
     model = amodel if kind == "async" else smodel
     rt = runtime(agents={"default": echo_agent, "bad": lambda: new_agent_options(model)})
+    failures: list[Any] = []
+    if subscribed:
+        rt.events.subscribe(failures.append, pattern="run.failed")
     for _ in range(2):  # the loop and the I/O threads survive it, twice
         if kind == "async" and error is StopIteration:
             # Python itself turns a StopIteration leaving a coroutine into RuntimeError (PEP 479).
