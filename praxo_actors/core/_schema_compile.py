@@ -47,8 +47,9 @@ class Run:
         broken: Schema faults met so far.
         active: The ``$ref`` targets in progress, each with the value it is applied to.
         memo: Finished ``$ref`` evaluations: (target, value, location) to the errors and faults
-            they gave. A target reached again at the same place is replayed, not re-run, so
-            ``anyOf`` over ``$ref`` chains stays linear instead of doubling at every level.
+            they gave, each once. A target reached again at the same place is replayed, not
+            re-run, so ``anyOf`` (or ``allOf``, or ``items`` beside ``not``) over ``$ref`` chains
+            stays linear instead of doubling at every level, in time and in errors.
         budget: What is left of the pattern-matching work this validation may spend.
     """
 
@@ -57,7 +58,9 @@ class Run:
     def __init__(self) -> None:
         self.broken: list[Raw] = []
         self.active: set[tuple[int, int]] = set()
-        self.memo: dict[tuple[int, int, int], tuple[Any, Any, list[Raw], list[Raw]]] = {}
+        # (target, value) by identity (each entry holds its value, so the id is not reused)
+        # to the locations it was evaluated at and what each gave.
+        self.memo: dict[tuple[int, int], list[tuple[Path, Any, list[Raw], list[Raw]]]] = {}
         self.budget = Budget()
 
 
@@ -115,19 +118,26 @@ class Compiler:
                 message = f"$ref {ref!r:.200} loops without reaching a schema"
                 run.broken.append((path, "$ref", message))
                 return
-            # Keyed by identity: the memo holds the value and the location, so neither id can
-            # be reused by another object while the validation runs.
-            memo_key = (id(target), id(value), id(path))
-            done = run.memo.get(memo_key)
+            # The location is compared by what it spells: two branches reaching one place build
+            # two equal paths (cheap to compare: they share their parent objects).
+            done = run.memo.get(key)
             if done is not None:
-                errs.extend(done[2])
-                run.broken.extend(done[3])
-                return
+                for where, _value, found, faults in done:
+                    if where == path:
+                        errs.extend(found)
+                        run.broken.extend(faults)
+                        return
             first_error, first_fault = len(errs), len(run.broken)
             run.active.add(key)
             target(value, path, errs, run)
             run.active.discard(key)
-            run.memo[memo_key] = (value, path, errs[first_error:], run.broken[first_fault:])
+            # Kept (and left in errs) once each: what two branches both found is one error.
+            found, faults = errs[first_error:], run.broken[first_fault:]
+            if len(found) > 1:
+                errs[first_error:] = found = _unique(found)
+            if len(faults) > 1:
+                run.broken[first_fault:] = faults = _unique(faults)
+            run.memo.setdefault(key, []).append((path, value, found, faults))
 
         return check
 
@@ -316,6 +326,18 @@ class Compiler:
         return check
 
 
+def _unique(raw: list[Raw]) -> list[Raw]:
+    """``raw`` without repeats (the same error reached by two branches), in order."""
+    seen: set[tuple[int, str, str]] = set()
+    out: list[Raw] = []
+    for error in raw:
+        key = (id(error[0]), error[1], error[2])
+        if key not in seen:
+            seen.add(key)
+            out.append(error)
+    return out
+
+
 def _check_object(
     value: dict[Any, Any],
     path: Path,
@@ -389,12 +411,13 @@ def _check_one_of(
 def _none_matched(keyword: str, path: Path, failures: list[list[Raw]]) -> str:
     # Closest: a branch whose type matched (it failed deeper), then the one with fewest errors.
     def distance(trial: list[Raw]) -> tuple[bool, int]:
-        return any(e[0] is path and e[1] == "type" for e in trial), len(trial)
+        # A $ref below holds this location as its canonical object: equal, maybe not the same.
+        return any(e[1] == "type" and (e[0] is path or e[0] == path) for e in trial), len(trial)
 
     where, closest_keyword, message = min(failures, key=distance)[0]
     return (
         f"value matches none of the {len(failures)} schemas in {keyword}; "
-        f"closest: {closest_keyword} at {pointer(where) or 'the value'}: {message}"
+        f"closest: {closest_keyword} at {pointer(where) or 'the value'}: {message:.200}"
     )
 
 

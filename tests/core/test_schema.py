@@ -306,6 +306,53 @@ def test_ref_cycle_is_an_error() -> None:
     assert ("", "$ref") in _found(mutual, "x")
 
 
+def _nested(depth: int, kind: str) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("schema", "kind", "found"),
+    [
+        # Each pair of branches reaches the root again at the same place: without replaying
+        # the first branch's evaluation the work doubles at every level (2**150 here).
+        (
+            {"allOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}], "type": "string"},
+            "list",
+            [("/0" * i, "type") for i in range(151)],
+        ),
+        (
+            {"items": {"$ref": "#"}, "not": {"items": {"$ref": "#"}}},
+            "list",
+            [("/0" * 150, "not")],
+        ),
+        (
+            {"oneOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}, {"type": "string"}]},
+            "list",
+            [("", "oneOf")],
+        ),
+        (
+            {
+                "properties": {"a": {"$ref": "#"}},
+                "anyOf": [{"properties": {"a": {"$ref": "#"}}}, {"type": "integer"}],
+            },
+            "dict",
+            [],
+        ),
+    ],
+)
+def test_branches_reaching_one_ref_at_one_place_are_evaluated_once(
+    schema: Any, kind: str, found: list[tuple[str, str]]
+) -> None:
+    """Two branches that apply the same ``$ref`` to the same value at the same place share one
+    evaluation and its errors, once: a value 150 levels deep validates (each error once)."""
+    assert sorted(_found(schema, _nested(150, kind))) == sorted(found)
+    errors = validate_schema(schema, _nested(150, kind))
+    assert all(len(error.message) < 2_000 for error in errors)  # a nested "closest" is cut
+
+
 @pytest.mark.parametrize(
     ("schema", "keyword"),
     [
