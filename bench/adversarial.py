@@ -167,6 +167,21 @@ CASES: dict[str, Case] = {
     # -- finding 5: $ref fan-out -------------------------------------------------------------------
     "schema_ref_fan_out_24": (core.validate_schema, lambda: (_fan_out_schema(24), 1)),
     "schema_ref_fan_out_400": (core.validate_schema, lambda: (_fan_out_schema(400), 1)),
+    # Two branches descending into the same items through the root again, 200 levels deep.
+    "schema_ref_branches_deep_value": (
+        core.validate_schema,
+        lambda: (
+            {"allOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}], "type": "string"},
+            _nested_list(200),
+        ),
+    ),
+    "schema_ref_one_of_deep_value": (
+        core.validate_schema,
+        lambda: (
+            {"oneOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}, {"type": "string"}]},
+            _nested_list(200),
+        ),
+    ),
     "schema_random_json_1mb": (
         core.validate_schema,
         lambda: (
