@@ -227,6 +227,34 @@ def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: 
     wait_until(lambda: again.statistics().runs_pending == 0)
 
 
+def test_result_of_a_forged_pending_run_fails_with_its_code_at_once(
+    runtime: Start, tmp_path: Path
+) -> None:
+    """handle.result wakes the session to resume the run its store names; when the session
+    refuses the forged pending record, the waiting call hears CHECKPOINT_SIGNATURE then, not
+    RUNTIME_TIMEOUT at the end of its timeout."""
+    key = b"k" * 32
+    path = tmp_path / "s.sqlite3"
+    world = World()
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=key)
+    try:
+        rt.register_agent("default", world.agent, durable=True)
+        future = rt.session("s").run("go")
+        assert world.entered.wait(TIMEOUT)
+        (pending,) = list(rt.store.search(PENDING))
+    finally:
+        rt.stop()
+    from praxo_actors.memory import SQLiteStore
+
+    with SQLiteStore(path) as store:
+        store.put(PENDING, pending.key, {**pending.value, "input": "something else"})
+    again = runtime(store=str(path), checkpoint_key=key)  # not resumed until asked for
+    again.register_agent("default", world.agent, durable=True)
+    with pytest.raises(PraxoError) as info:
+        again.session("s").result(future.run_id, timeout=60)
+    assert info.value.code == "CHECKPOINT_SIGNATURE"
+
+
 def test_a_resumed_approval_cut_off_by_a_crash_resumes_with_its_answer(runtime: Start) -> None:
     """A durable run resumed from an approval and crashed mid-tool goes on with the same answer."""
     from praxo_actors.middleware import require_approval
