@@ -200,21 +200,28 @@ def test_results_of_past_runs_and_their_errors(runtime: Start) -> None:
     assert unknown.value.code == "RUNTIME_UNKNOWN_RUN"
 
 
-def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: Path) -> None:
-    """With a key, an entry the key did not sign fails the resume with CHECKPOINT_SIGNATURE."""
-    key = b"k" * 32
-    path = tmp_path / "s.sqlite3"
-    world = World()
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=key)
+KEY = b"k" * 32
+
+
+def _stopped_mid_run(path: Path, world: World) -> tuple[str, list[Any], list[Any]]:
+    """A signed durable run stopped in its tool; its run id, journal and pending records."""
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=KEY)
     try:
         rt.register_agent("default", world.agent, durable=True)
         future = rt.session("s").run("go")
         assert world.entered.wait(TIMEOUT)
-        entries = list(rt.store.search(JOURNAL))
-        assert len(entries) == 2
-        forged = entries[1].value["entry"].replace("sent to ada", "sent to eve")
+        return future.run_id, list(rt.store.search(JOURNAL)), list(rt.store.search(PENDING))
     finally:
         rt.stop()
+
+
+def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: Path) -> None:
+    """With a key, an entry the key did not sign fails the resume with CHECKPOINT_SIGNATURE."""
+    path, key = tmp_path / "s.sqlite3", KEY
+    world = World()
+    run_id, entries, _ = _stopped_mid_run(path, world)
+    assert len(entries) == 2
+    forged = entries[1].value["entry"].replace("sent to ada", "sent to eve")
     from praxo_actors.memory import SQLiteStore
 
     with SQLiteStore(path) as store:
@@ -222,7 +229,7 @@ def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: 
     again = runtime(store=str(path), checkpoint_key=key, resume=True)
     again.register_agent("default", world.agent, durable=True)
     with pytest.raises(PraxoError) as info:
-        again.session("s").result(future.run_id, timeout=TIMEOUT)
+        again.session("s").result(run_id, timeout=TIMEOUT)
     assert info.value.code == "CHECKPOINT_SIGNATURE"
     wait_until(lambda: again.statistics().runs_pending == 0)
 
@@ -233,25 +240,17 @@ def test_result_of_a_forged_pending_run_fails_with_its_code_at_once(
     """handle.result wakes the session to resume the run its store names; when the session
     refuses the forged pending record, the waiting call hears CHECKPOINT_SIGNATURE then, not
     RUNTIME_TIMEOUT at the end of its timeout."""
-    key = b"k" * 32
     path = tmp_path / "s.sqlite3"
     world = World()
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=key)
-    try:
-        rt.register_agent("default", world.agent, durable=True)
-        future = rt.session("s").run("go")
-        assert world.entered.wait(TIMEOUT)
-        (pending,) = list(rt.store.search(PENDING))
-    finally:
-        rt.stop()
+    run_id, _, (pending,) = _stopped_mid_run(path, world)
     from praxo_actors.memory import SQLiteStore
 
     with SQLiteStore(path) as store:
         store.put(PENDING, pending.key, {**pending.value, "input": "something else"})
-    again = runtime(store=str(path), checkpoint_key=key)  # not resumed until asked for
+    again = runtime(store=str(path), checkpoint_key=KEY)  # not resumed until asked for
     again.register_agent("default", world.agent, durable=True)
     with pytest.raises(PraxoError) as info:
-        again.session("s").result(future.run_id, timeout=60)
+        again.session("s").result(run_id, timeout=60)
     assert info.value.code == "CHECKPOINT_SIGNATURE"
 
 
