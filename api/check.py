@@ -1,7 +1,10 @@
 """Compare the public API with ``api/<version>.txt``; ``--write`` regenerates the file.
 
 Each line is ``module<TAB>name<TAB>kind<TAB>signature``. A public name is one listed in a public
-module's ``__all__``; the check fails when code and inventory differ in any line.
+module's ``__all__``; a public class is followed by its public methods, class methods, static
+methods and properties (``Class.member``), those it inherits from this project's classes included.
+A class whose instances users only receive (a runtime, a handle, a future) shows no constructor.
+The check fails when code and inventory differ in any line.
 """
 
 from __future__ import annotations
@@ -32,6 +35,27 @@ PUBLIC_MODULES = (
 )
 
 INVENTORY = Path(__file__).parent / f"{praxo_actors.__version__}.txt"
+
+# Classes users get from a factory or a call, never by calling the class: their constructors are
+# internal and may change without notice, so the inventory does not show them.
+INTERNAL_CONSTRUCTORS = frozenset(
+    {
+        "praxo_actors.Runtime",
+        "praxo_actors.runtime.Runtime",
+        "praxo_actors.runtime.SessionHandle",
+        "praxo_actors.runtime.Events",
+        "praxo_actors.runtime.EventStream",
+        "praxo_actors.runtime.Subscription",
+        "praxo_actors.runtime.RunFuture",
+        "praxo_actors.cluster.ClusterRuntime",
+        "praxo_actors.cluster.ClusterSession",
+        "praxo_actors.cluster.ClusterRunFuture",
+        "praxo_actors.agent.AgentRun",
+        "praxo_actors.agent.ModelContext",
+        "praxo_actors.agent.ToolContext",
+    }
+)
+OWN_PACKAGES = ("praxo_actors", "supervisors")
 
 
 def _kind(obj: Any) -> str:
@@ -78,6 +102,42 @@ def _signature(obj: Any, kind: str) -> str:
     return type(obj).__name__
 
 
+def _own(cls: type) -> bool:
+    return cls.__module__.split(".")[0] in OWN_PACKAGES
+
+
+def _member_kind(raw: Any) -> str | None:
+    if isinstance(raw, property):
+        return "property"
+    if isinstance(raw, classmethod):
+        return "classmethod"
+    if isinstance(raw, staticmethod):
+        return "staticmethod"
+    if inspect.iscoroutinefunction(raw) or inspect.isasyncgenfunction(raw):
+        return "async method"
+    if inspect.isfunction(raw):
+        return "method"
+    return None
+
+
+def _members(cls: type) -> list[tuple[str, str, str]]:
+    """Return ``(name, kind, signature)`` for each public member ``cls`` defines or inherits."""
+    seen: dict[str, tuple[str, str]] = {}
+    for klass in reversed([k for k in cls.__mro__ if _own(k)]):
+        for name, raw in vars(klass).items():
+            kind = _member_kind(raw)
+            if name.startswith("_") or kind is None:
+                continue
+            if kind == "property":
+                target = raw.fget
+                sig = _signature(target, "function") if target is not None else "(...)"
+                sig = "-> " + sig.split("-> ", 1)[1] if "-> " in sig else ""
+            else:
+                sig = _signature(getattr(cls, name), "function")
+            seen[name] = (kind, sig)
+    return [(name, kind, sig) for name, (kind, sig) in sorted(seen.items())]
+
+
 def _module_names() -> list[str]:
     present = []
     for name in PUBLIC_MODULES:
@@ -99,7 +159,13 @@ def inventory() -> list[str]:
         for name in sorted(module.__all__):
             obj = getattr(module, name)
             kind = _kind(obj)
-            lines.append(f"{modname}\t{name}\t{kind}\t{_signature(obj, kind)}")
+            if f"{modname}.{name}" in INTERNAL_CONSTRUCTORS:
+                lines.append(f"{modname}\t{name}\t{kind}\t(no public constructor)")
+            else:
+                lines.append(f"{modname}\t{name}\t{kind}\t{_signature(obj, kind)}")
+            if kind in ("class", "exception") and _own(obj):
+                for member, member_kind, sig in _members(obj):
+                    lines.append(f"{modname}\t{name}.{member}\t{member_kind}\t{sig}")
     return lines
 
 
