@@ -139,7 +139,7 @@ def _frame_name(frame: str) -> str:
 
 
 def _thread_of(stack: str) -> str:
-    if "serve (praxo_actors/runtime/" in stack:
+    if "serve_loop (praxo_actors/actors/" in stack:
         return "the runtime's loop thread"
     if not stack.startswith("Thread._bootstrap"):
         return "the main thread"
@@ -152,6 +152,7 @@ def _area(frame: str) -> str:
     where = frame.rpartition("(")[2]
     for prefix in (
         "praxo_actors/runtime",
+        "praxo_actors/actors",
         "praxo_actors/agent",
         "praxo_actors/core",
         "praxo_actors",

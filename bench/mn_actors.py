@@ -21,7 +21,7 @@ from typing import Any
 import pykka
 from _machine import rss_bytes
 
-from praxo_actors.runtime import MNActor, Scheduler
+from praxo_actors.actors import MNActor, Scheduler
 
 
 class MNEcho(MNActor):

@@ -11,7 +11,15 @@ import pytest
 import praxo_actors
 from praxo_actors import memory
 
-HEAVY = ("pykka", "rich", "sqlite3", "asyncio", "praxo_actors.runtime", "supervisors")
+HEAVY = (
+    "pykka",
+    "rich",
+    "sqlite3",
+    "asyncio",
+    "praxo_actors.actors",
+    "praxo_actors.runtime",
+    "supervisors",
+)
 """Modules a user of the pure layers should not pay for."""
 
 TIMEOUT = 60.0

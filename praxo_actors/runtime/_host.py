@@ -20,11 +20,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
 from praxo_actors.agent import AgentOptions
-from praxo_actors.runtime._bridge import LoopBridge
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._iopool import IOPool
-from praxo_actors.runtime._loop_sched import LoopScheduler
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._router import Router

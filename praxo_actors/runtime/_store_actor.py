@@ -26,9 +26,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import MNActor, MNFuture
 from praxo_actors.memory._log import Commit, JournalAppend, SessionLog
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._protocol import (
     CommitRun,
     FlushCheckpoints,

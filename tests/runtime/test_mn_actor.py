@@ -15,7 +15,7 @@ import pytest
 from _helpers import captured_logs
 
 from praxo_actors import PraxoError
-from praxo_actors.runtime import (
+from praxo_actors.actors import (
     MNActor,
     MNFuture,
     Scheduler,

@@ -8,14 +8,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from praxo_actors.runtime._blocking import forbid_blocking
+from praxo_actors.actors._blocking import forbid_blocking
 
-__all__ = ["in_thread", "serve"]
+__all__ = ["in_thread", "serve_loop"]
 
 T = TypeVar("T")
 
 
-def serve(loop: asyncio.AbstractEventLoop) -> None:
+def serve_loop(loop: asyncio.AbstractEventLoop) -> None:
     """Run the runtime's own event loop (its thread's target)."""
     asyncio.set_event_loop(loop)
     forbid_blocking(1)

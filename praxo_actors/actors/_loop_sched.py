@@ -1,6 +1,6 @@
 """Run M:N actors on an asyncio event loop: the runtime's default home for sessions.
 
-A :class:`LoopScheduler` is a :class:`~praxo_actors.runtime.Scheduler` without threads: its
+A :class:`LoopScheduler` is a :class:`~praxo_actors.actors.Scheduler` without threads: its
 ready actors are run by a callback on the loop, so a session and the ``async def`` models and
 tools it calls share one thread and hand nothing off between them. Putting a message into an
 idle mailbox queues the actor and, once per burst, schedules the drain (``call_soon`` on the
@@ -21,11 +21,11 @@ from typing import Any
 
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._sched import kill_leftovers
+from praxo_actors.actors._sched import kill_leftovers
 
 __all__ = ["LoopScheduler"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 _BATCH = 64
 # 256 turns of a session take ~5 ms here: long enough to amortise the drain, short enough that

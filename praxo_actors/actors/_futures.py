@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pykka
 
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._sched import wait_lock
+from praxo_actors.actors._sched import wait_lock
 
 if TYPE_CHECKING:
     from pykka._future import GetHookFunc
@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 
 __all__ = ["MNFuture"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 T = TypeVar("T")
 
 
 class MNFuture(pykka.Future[T]):
-    """The future of an :class:`~praxo_actors.runtime.MNActor`'s replies.
+    """The future of an :class:`~praxo_actors.actors.MNActor`'s replies.
 
     ``get(timeout=...)`` works from any thread. On a scheduler thread a long wait hands the
     thread's slot to a spare, so an actor may wait on another actor's reply. ``await future``

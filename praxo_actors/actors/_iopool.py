@@ -19,7 +19,7 @@ from praxo_actors._log import get_logger
 
 __all__ = ["IOPool"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 Outcome = Callable[[bool, Any], None]
 _Job = tuple[Callable[..., Any], tuple[Any, ...], Outcome] | None

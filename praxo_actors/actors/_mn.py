@@ -60,20 +60,20 @@ import pykka
 from pykka.messages import _ActorStop
 
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._sched import Scheduler, default_scheduler
+from praxo_actors.actors._futures import MNFuture
+from praxo_actors.actors._sched import Scheduler, default_scheduler
 
 if TYPE_CHECKING:
     from pykka._actor import ActorInbox
     from pykka._envelope import Envelope
 
-    from praxo_actors.runtime._loop_sched import LoopScheduler
+    from praxo_actors.actors._loop_sched import LoopScheduler
 
     AnyScheduler = Scheduler | LoopScheduler
 
 __all__ = ["MNActor"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 _NEW, _STARTING, _IDLE, _QUEUED, _DEAD = range(5)
 _NO_BUDGET = sys.maxsize
