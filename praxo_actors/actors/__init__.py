@@ -4,11 +4,16 @@ Generic, like :mod:`supervisors`: nothing here knows what the actors do. :class:
 ``pykka.Actor`` that runs on a :class:`Scheduler` (a small pool of threads) or a
 :class:`LoopScheduler` (an event loop's thread) instead of a thread of its own; its replies are
 :class:`MNFuture` s, which any thread can wait on and asyncio can await without blocking its
-loop. Beside them: :class:`IOPool` (a bounded pool of threads for blocking calls),
-:class:`LoopBridge` (coroutines started as tasks on a loop, each outcome reported to a
-callback), :func:`blocking` and the blocking-call guard (:func:`forbid_blocking`,
-:func:`check_not_blocking`), and the threads an owner of a loop needs (:func:`serve_loop`,
-:func:`in_thread`). See ``docs/runtime.md``.
+loop. Beside them:
+
+- :class:`IOPool`: a bounded pool of threads for blocking calls;
+- :class:`LoopBridge`: coroutines started as tasks on a loop, each outcome told to a callback;
+- :class:`LoopGate`: the way into a loop's thread from any other;
+- :func:`blocking` and the blocking-call guard (:func:`forbid_blocking`,
+  :func:`check_not_blocking`);
+- the threads an owner of a loop needs (:func:`serve_loop`, :func:`in_thread`).
+
+See ``docs/runtime.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from praxo_actors._errors import SchedulerClosedError
 from praxo_actors.actors._blocking import check_not_blocking, forbid_blocking
 from praxo_actors.actors._bridge import LoopBridge
 from praxo_actors.actors._futures import MNFuture
+from praxo_actors.actors._gate import LoopGate
 from praxo_actors.actors._iopool import IOPool
 from praxo_actors.actors._loop_sched import LoopScheduler
 from praxo_actors.actors._mn import MNActor
@@ -31,6 +37,7 @@ from praxo_actors.actors._threads import in_thread, serve_loop
 __all__ = [
     "IOPool",
     "LoopBridge",
+    "LoopGate",
     "LoopScheduler",
     "MNActor",
     "MNFuture",

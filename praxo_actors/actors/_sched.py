@@ -332,7 +332,7 @@ def wait_lock(lock: Any, timeout: float | None) -> bool:
     """Acquire ``lock`` within ``timeout``; a worker that waits long hands its slot to a spare.
 
     Raises:
-        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a thread that forbids blocking.
     """
     if timeout != 0:
         check_not_blocking("a blocking wait")
@@ -366,7 +366,7 @@ def blocking() -> Iterator[None]:
         ``with blocking(): data = sock.recv(4096)``
 
     Raises:
-        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a thread that forbids blocking.
     """
     check_not_blocking("a blocking call")
     sched = current_scheduler()
