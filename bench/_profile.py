@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from supervisors._pykka_compat import LOOP_FRAME
+
 __all__ = ["Profiler", "print_profile", "summarise_profile"]
 
 
@@ -143,7 +145,7 @@ def _thread_of(stack: str) -> str:
         return "the runtime's loop thread"
     if not stack.startswith("Thread._bootstrap"):
         return "the main thread"
-    if "_actor_loop (pykka/" in stack:
+    if f"{LOOP_FRAME} (pykka/" in stack:
         return "ThreadingActor threads (supervisors, bus, store)"
     return "other threads"
 

@@ -6,6 +6,8 @@ Generic, like :mod:`supervisors`: nothing here knows what the actors do. :class:
 :class:`MNFuture` s, which any thread can wait on and asyncio can await without blocking its
 loop. Beside them:
 
+- :class:`AwaitableThreadingActor`: a thread-per-actor Pykka actor whose replies are
+  :class:`MNFuture` s;
 - :class:`IOPool`: a bounded pool of threads for blocking calls;
 - :class:`LoopBridge`: coroutines started as tasks on a loop, each outcome told to a callback;
 - :class:`LoopGate`: the way into a loop's thread from any other;
@@ -32,9 +34,11 @@ from praxo_actors.actors._sched import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.actors._threaded import AwaitableThreadingActor
 from praxo_actors.actors._threads import in_thread, serve_loop
 
 __all__ = [
+    "AwaitableThreadingActor",
     "IOPool",
     "LoopBridge",
     "LoopGate",
