@@ -26,6 +26,7 @@ PUBLIC_MODULES = (
     "praxo_actors.middleware",
     "praxo_actors.memory",
     "praxo_actors.testing",
+    "praxo_actors.actors",
     "praxo_actors.runtime",
     "praxo_actors.providers",
     "praxo_actors.cluster",

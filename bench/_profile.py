@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from supervisors._pykka_compat import LOOP_FRAME
+
 __all__ = ["Profiler", "print_profile", "summarise_profile"]
 
 
@@ -139,11 +141,11 @@ def _frame_name(frame: str) -> str:
 
 
 def _thread_of(stack: str) -> str:
-    if "serve (praxo_actors/runtime/" in stack:
+    if "serve_loop (praxo_actors/actors/" in stack:
         return "the runtime's loop thread"
     if not stack.startswith("Thread._bootstrap"):
         return "the main thread"
-    if "_actor_loop (pykka/" in stack:
+    if f"{LOOP_FRAME} (pykka/" in stack:
         return "ThreadingActor threads (supervisors, bus, store)"
     return "other threads"
 
@@ -152,6 +154,7 @@ def _area(frame: str) -> str:
     where = frame.rpartition("(")[2]
     for prefix in (
         "praxo_actors/runtime",
+        "praxo_actors/actors",
         "praxo_actors/agent",
         "praxo_actors/core",
         "praxo_actors",

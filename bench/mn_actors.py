@@ -21,7 +21,8 @@ from typing import Any
 import pykka
 from _machine import rss_bytes
 
-from praxo_actors.runtime import MNActor, Scheduler
+from praxo_actors.actors import MNActor, Scheduler
+from supervisors import _pykka_compat as compat
 
 
 class MNEcho(MNActor):
@@ -107,7 +108,7 @@ def idle_memory(kind: str, count: int) -> dict[str, float]:
             ref.ask(None)
         gc.collect()
         per_actor = (rss_bytes() - before) / count
-        registry = sys.getsizeof(pykka.ActorRegistry._actor_refs) / count
+        registry = sys.getsizeof(compat.registry_list()) / count
         stop_s = _stop_all(refs)
     return {
         "rss_bytes_per_actor": per_actor,

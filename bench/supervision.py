@@ -27,7 +27,7 @@ from typing import Any
 import pykka
 import structlog
 
-from praxo_actors.runtime import MNActor, Scheduler
+from praxo_actors.actors import MNActor, Scheduler
 from supervisors import ChildSpec, DynamicSupervisor, Supervisor
 
 TIMEOUT = 30.0

@@ -1,9 +1,10 @@
 """praxo-actors: host LLM agents inside Python services.
 
 The pure Core lives in :mod:`praxo_actors.core`, the agent loop in :mod:`praxo_actors.agent`
-and :mod:`praxo_actors.middleware`, the memory store in :mod:`praxo_actors.memory`, and the
-actor runtime in :mod:`praxo_actors.runtime`. Every error this package defines is a
-:class:`PraxoError` with a stable ``.code``.
+and :mod:`praxo_actors.middleware`, the memory store in :mod:`praxo_actors.memory`, the M:N
+actor executor in :mod:`praxo_actors.actors`, and the actor runtime in
+:mod:`praxo_actors.runtime`. Every error this package defines is a :class:`PraxoError` with a
+stable ``.code``.
 
 :class:`Runtime` is imported on first use, so ``import praxo_actors.core`` (or ``.models``,
 ``.agent``) loads neither the runtime nor Pykka nor asyncio.

@@ -39,7 +39,7 @@ ANCHOR = '\n\n@pytest.fixture(scope="session", params=RUNTIMES.values())'
 PATCH = """
 
 # Added by praxo-actors' scripts/pykka_suite.py: the same suite on praxo-actors' M:N actors.
-from praxo_actors.runtime import MNActor, MNFuture  # noqa: E402
+from praxo_actors.actors import MNActor, MNFuture  # noqa: E402
 
 RUNTIMES["mn"] = pytest.param(
     Runtime(

@@ -8,12 +8,14 @@ from typing import Any
 
 import pykka
 
+from supervisors import _pykka_compat as compat
+
 __all__ = ["CrashOnAskError"]
 
 _CRASHED = "_supervisors_crashed_with"
 
 
-class CrashOnAskError(pykka.Actor):
+class CrashOnAskError(compat.ReceiveHooks):
     """Mixin that makes an exception in *any* message handler crash the actor.
 
     Pykka's default is kept everywhere else: an exception in a ``tell`` handler stops the
@@ -24,32 +26,34 @@ class CrashOnAskError(pykka.Actor):
     supervisor restarts it, and the caller still receives the original exception.
     """
 
-    def _handle_receive(self, message: Any) -> Any:
+    def _supervisors_receive(self, message: Any) -> Any:
+        """Handle one message; an exception from it crashes the actor (the actor's thread)."""
         try:
-            return super()._handle_receive(message)
+            return super()._supervisors_receive(message)
         except Exception:
             exc_type, exc_value, traceback = sys.exc_info()
             if not self.actor_stopped.is_set():
                 # Crash now, before the reply: on the ask path Pykka would not crash at all,
                 # and the caller must find the actor stopped once it has the exception.
-                self._handle_failure(exc_type, exc_value, traceback)
+                compat.report_failure(self, exc_type, exc_value, traceback)
                 self.__dict__[_CRASHED] = exc_value
                 try:
                     self.on_failure(exc_type, exc_value, traceback)
                 except Exception:
-                    self._handle_failure(*sys.exc_info())
+                    compat.report_failure(self, *sys.exc_info())
                 self.__dict__["on_failure"] = _SkipOnce(self, exc_value)
             raise
 
-    def _handle_failure(
+    def _supervisors_fail(
         self,
         exception_type: type[BaseException] | None,
         exception_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        """Report a failure, once (the actor's thread)."""
         # On the tell path Pykka's loop reports the same exception again; it already was.
         if exception_value is None or exception_value is not self.__dict__.get(_CRASHED):
-            super()._handle_failure(exception_type, exception_value, traceback)
+            super()._supervisors_fail(exception_type, exception_value, traceback)
 
 
 class _SkipOnce:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import pykka
-from pykka.messages import ProxyGetAttr
 
+from supervisors import _pykka_compat as compat
 from supervisors._clock import Clock
 from supervisors._errors import INVALID_SPEC, MAX_RESTARTS, START_FAILED, SupervisorError
 from supervisors._log import get_logger
@@ -23,9 +23,8 @@ __all__ = ["PING", "SupervisorBase"]
 
 logger = get_logger("supervisors")
 
-# Pykka answers this itself (no user handler runs) and only after `on_start` has returned,
-# so a reply proves the child started; a dead child answers with ActorDeadError.
-_PING = PING = ProxyGetAttr(attr_path=("actor_urn",))
+# A reply proves the child started; a dead child answers with ActorDeadError.
+_PING = PING = compat.PING
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import pykka
 
+from supervisors import _pykka_compat as compat
 from supervisors._log import get_logger
 
 __all__ = ["Down", "DownReason", "Monitor", "monitor"]
@@ -21,15 +22,11 @@ logger = get_logger("supervisors")
 DownReason = Literal["normal", "crash", "noproc"]
 
 # Why these hook points. Pykka 4.5 has no links or monitors, and an actor ends through one of
-# two methods of the lifecycle contract that every actor kind keeps (ThreadingActor, and
-# custom actors whose loop runs on shared scheduler threads): `_stop()` for a stop message
-# (it returns after `on_stop`), and `_handle_failure()` for an exception in `on_start`, in a
-# tell handler, in `on_stop` or in `on_failure`. Wrapping those two on the *instance* catches
-# both paths for any actor class, costs no thread per actor (10,000 children stay cheap), and
-# tells a normal stop from a crash. `actor_stopped` alone cannot: it is set before `on_stop`
-# runs and carries no reason. `on_failure` is wrapped so that a handler's crash is reported
-# after it, and `actor_stopped.set` only as a backstop for an actor that was already inside
-# the unwrapped `_stop`/`_handle_failure` when the monitor was installed.
+# two exits of the lifecycle contract that every actor kind keeps (see supervisors._pykka_compat):
+# wrapping both on the *instance* catches every end for any actor class, costs no thread per
+# actor (10,000 children stay cheap), and tells a normal stop from a crash. `on_failure` is
+# wrapped so that a handler's crash is reported after it, and `actor_stopped.set` only as a
+# backstop for an actor that was already inside an unwrapped exit when the monitor was set up.
 _WATCH = "_supervisors_watch"
 _install_lock = threading.Lock()
 
@@ -98,9 +95,7 @@ def monitor(ref: pykka.ActorRef[Any], callback: Callable[[Down], None]) -> Monit
     Returns:
         A ``Monitor``; ``cancel()`` it to stop watching.
     """
-    # Pykka gives no public way from a ref to its actor; the ref's weak reference is the
-    # only one, and a dead weak reference means the actor is gone.
-    actor = ref._actor_weakref()
+    actor = compat.actor_of(ref)
     if actor is not None:
         watch = _watch_of(actor)
         with watch.lock:
@@ -151,15 +146,14 @@ class _Watch:
         # The originals are kept as plain functions (None: the class's own), not bound methods:
         # four bound methods would cost ~260 bytes on every monitored actor.
         attrs = actor.__dict__
-        self.original_stop = attrs.get("_stop")
-        self.original_failure = attrs.get("_handle_failure")
         self.original_on_failure = attrs.get("on_failure")
         stopped: Any = actor.actor_stopped
         self.event = stopped
         self.original_set = getattr(stopped, "__dict__", {}).get("set")
-        actor.__dict__.update(
-            _stop=self.stop, _handle_failure=self.handle_failure, on_failure=self.on_failure
+        self.original_stop, self.original_failure = compat.wrap_exits(
+            actor, self.stop, self.handle_failure
         )
+        attrs["on_failure"] = self.on_failure
         # An event without a __dict__ gets no backstop; the wrappers still work.
         with contextlib.suppress(TypeError):
             vars(stopped)["set"] = self.set
@@ -170,7 +164,7 @@ class _Watch:
         self.entered = True
         killed = _escaping_base_exception()
         try:
-            self._original(self.actor, "_stop", self.original_stop)()
+            compat.call_stop(self.actor, self.original_stop)
         except BaseException as exc:
             self.finish("crash", exc)
             raise
@@ -184,11 +178,15 @@ class _Watch:
     ) -> None:
         self.entered = True
         try:
-            self._original(self.actor, "_handle_failure", self.original_failure)(
-                exc_type, exc_value, traceback
+            compat.call_handle_failure(
+                self.actor, self.original_failure, exc_type, exc_value, traceback
             )
         finally:
-            if exc_value is not None and self.pending is None and _raised_by_handler(exc_value):
+            if (
+                exc_value is not None
+                and self.pending is None
+                and compat.raised_by_handler(exc_value)
+            ):
                 # A message handler raised: Pykka's contract calls on_failure next, and the
                 # Down waits for it, so a replacement never overlaps the old instance's
                 # clean-up (as OTP's EXIT comes after terminate/2).
@@ -246,14 +244,10 @@ class _Watch:
         actor, self.actor = self.actor, None
         if actor is None:
             return
+        compat.unwrap_exits(actor, self.stop, self.handle_failure)
         attrs = actor.__dict__
-        for name, wrapper in (
-            ("_stop", self.stop),
-            ("_handle_failure", self.handle_failure),
-            ("on_failure", self.on_failure),
-        ):
-            if attrs.get(name) == wrapper:
-                del attrs[name]
+        if attrs.get("on_failure") == self.on_failure:
+            del attrs["on_failure"]
         stopped: Any = actor.actor_stopped
         with contextlib.suppress(TypeError):
             if vars(stopped).get("set") == self.set:
@@ -269,16 +263,6 @@ def _watch_of(actor: pykka.Actor) -> _Watch:
         if watch is None:
             watch = actor.__dict__[_WATCH] = _Watch(actor)
     return watch
-
-
-def _raised_by_handler(exception: BaseException) -> bool:
-    """Return whether ``exception`` came out of ``_handle_receive`` (a message handler)."""
-    traceback = exception.__traceback__
-    while traceback is not None:
-        if traceback.tb_frame.f_code.co_name == "_handle_receive":
-            return True
-        traceback = traceback.tb_next
-    return False
 
 
 def _escaping_base_exception() -> BaseException | None:

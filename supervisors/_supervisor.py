@@ -8,6 +8,7 @@ from typing import Any, Literal, get_args
 
 import pykka
 
+from supervisors import _pykka_compat as compat
 from supervisors._base import SupervisorBase, _Child
 from supervisors._clock import Clock
 from supervisors._errors import (
@@ -243,7 +244,7 @@ class Supervisor(SupervisorBase):
                 for done in reversed(started):
                     self._terminate(done)
                 self._children.clear()
-                self._stop()  # the caller gets the error; the supervisor does not live on
+                compat.stop_now(self)  # the caller gets the error; the supervisor does not live on
                 raise
             self._children[spec.id] = child
             started.append(child)
@@ -258,7 +259,7 @@ class Supervisor(SupervisorBase):
         ):
             return
         self._report("info", "auto_shutdown", child.spec.id, auto_shutdown=self._auto_shutdown)
-        self._stop()  # a normal exit: on_stop stops the remaining children
+        compat.stop_now(self)  # a normal exit: on_stop stops the remaining children
 
     def _get(self, id: str) -> _Child:
         child = self._children.get(id) if isinstance(id, str) else None

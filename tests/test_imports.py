@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import praxo_actors
 from praxo_actors import memory
 
-HEAVY = ("pykka", "rich", "sqlite3", "asyncio", "praxo_actors.runtime", "supervisors")
+HEAVY = (
+    "pykka",
+    "rich",
+    "sqlite3",
+    "asyncio",
+    "praxo_actors.actors",
+    "praxo_actors.runtime",
+    "supervisors",
+)
 """Modules a user of the pure layers should not pay for."""
 
 TIMEOUT = 60.0
@@ -140,3 +150,38 @@ def test_a_provider_loads_opentelemetry_on_first_use() -> None:
         "run_agent(options, session('s'), 'hi')\n"
     )
     assert modules_after(code, ("praxo_actors.agent._tracing",)) == ["praxo_actors.agent._tracing"]
+
+
+EXECUTOR = Path(__file__).resolve().parents[1] / "praxo_actors" / "actors"
+ABOVE_THE_EXECUTOR = (
+    "praxo_actors.runtime",
+    "praxo_actors.agent",
+    "praxo_actors.models",
+    "praxo_actors.memory",
+    "praxo_actors.core",
+    "praxo_actors.cluster",
+    "praxo_actors.observer",
+)
+"""The layers the M:N executor must not know (it is generic, like ``supervisors``)."""
+
+
+def test_the_executor_loads_no_layer_above_it() -> None:
+    """``import praxo_actors.actors`` loads none of the runtime, agent, models or memory."""
+    assert modules_after("import praxo_actors.actors", ABOVE_THE_EXECUTOR) == []
+
+
+@pytest.mark.parametrize("path", sorted(EXECUTOR.glob("*.py")), ids=lambda p: p.name)
+def test_no_executor_module_imports_a_layer_above_it(path: Path) -> None:
+    """No module of the executor imports the layers above it, not even for type checking."""
+    imported = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.append(node.module)
+    above = [m for m in imported if _within(m, ABOVE_THE_EXECUTOR)]
+    assert above == []
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)

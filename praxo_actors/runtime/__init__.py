@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._inspect import SessionInfo
-from praxo_actors.runtime._mn import MNActor
-from praxo_actors.runtime._restore import read_session
-from praxo_actors.runtime._run_future import RunFuture
-from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
-from praxo_actors.runtime._sched import (
+from praxo_actors.actors import (
+    MNActor,
+    MNFuture,
     Scheduler,
     SchedulerClosedError,
     SchedulerStatistics,
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
+from praxo_actors.runtime._inspect import SessionInfo
+from praxo_actors.runtime._restore import read_session
+from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
 from praxo_actors.runtime._session import SessionCrashedError
 from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
 

@@ -17,8 +17,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import MNFuture
 from praxo_actors.memory._log import StoredSession
-from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session import SessionActor
 from supervisors import ChildSpec, SupervisorError

@@ -26,8 +26,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import IOPool
 from praxo_actors.models import Event
-from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._protocol import Publish, decode
 
 __all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]

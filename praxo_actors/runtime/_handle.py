@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors._errors import JSONError, PraxoError
+from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
-from praxo_actors.runtime._blocking import check_not_blocking
 from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
-from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._inspect import pending_run_id
 from praxo_actors.runtime._protocol import (
     Crash,

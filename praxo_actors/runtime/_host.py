@@ -8,9 +8,7 @@ loop (the default), ``call_soon_threadsafe`` when sessions run on scheduler thre
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from collections import deque
 from collections.abc import Callable, Coroutine
 from contextvars import Context
 from dataclasses import dataclass, field
@@ -18,13 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
 
-from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import IOPool, LoopBridge, LoopGate, LoopScheduler
 from praxo_actors.agent import AgentOptions
-from praxo_actors.runtime._bridge import LoopBridge
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._iopool import IOPool
-from praxo_actors.runtime._loop_sched import LoopScheduler
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._router import Router
@@ -49,48 +43,21 @@ class SessionHost:
     allowed_types: frozenset[str]
     loop_scheduler: LoopScheduler
     router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
-    _posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = field(default_factory=deque)
-    _posted_lock: threading.Lock = field(default_factory=threading.Lock)
-    _posting: bool = False
     store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
     bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
+    gate: LoopGate = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.gate = LoopGate(
+            self.loop, self.loop_thread_id, after_posted=self.loop_scheduler.run_now
+        )
 
     def post(self, fn: Callable[..., Any], *args: Any) -> bool:
-        """Run ``fn(*args)`` on the loop thread: now if this is it, else as soon as it can.
+        """Run ``fn(*args)`` on the loop thread (see :meth:`LoopGate.post`).
 
-        Calls from other threads run in the order they were posted, a burst of them in one
-        callback of the loop (``call_soon_threadsafe`` writes to the loop's self-pipe each
-        time: a tenth of a busy loop's time when each of 10,000 runs made one). Return False if
-        the loop is closed (the runtime has stopped and settled every run).
+        Return False if the loop is closed (the runtime has stopped and settled every run).
         """
-        if threading.get_ident() == self.loop_thread_id:
-            fn(*args)
-            return True
-        with self._posted_lock:
-            self._posted.append((fn, args))
-            if self._posting:
-                return True
-            self._posting = True
-        try:
-            self.loop.call_soon_threadsafe(self._run_posted)
-        except RuntimeError:
-            with self._posted_lock:
-                self._posted.clear()
-                self._posting = False
-            return False
-        return True
-
-    def _run_posted(self) -> None:
-        with self._posted_lock:
-            batch = list(self._posted)
-            self._posted.clear()
-            self._posting = False
-        for fn, args in batch:
-            try:
-                fn(*args)
-            except Exception:
-                logger.exception("posted_call_failed", call=repr(fn))
-        self.run_now()
+        return self.gate.post(fn, *args)
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
@@ -98,24 +65,7 @@ class SessionHost:
         Raises:
             PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
         """
-        if threading.get_ident() == self.loop_thread_id:
-            return fn(*args)
-        future: MNFuture[T] = MNFuture()
-
-        def run() -> None:
-            try:
-                future.set(fn(*args))
-            except Exception:
-                future.set_exception()
-
-        try:
-            self.loop.call_soon_threadsafe(run)
-        except RuntimeError:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
-        try:
-            return future.get(timeout=timeout)
-        except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        return self.gate.call(fn, *args, timeout=timeout)
 
     def spawn(
         self,
@@ -136,9 +86,7 @@ class SessionHost:
 
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
         """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
-        if threading.get_ident() == self.loop_thread_id:
-            return self.loop.call_later(delay, fn, *args)
-        return _LaterHandle(self.loop, delay, fn, args)
+        return self.gate.call_later(delay, fn, *args)
 
     def run_now(self) -> None:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""
@@ -151,32 +99,3 @@ class SessionHost:
     def has_subscribers(self) -> bool:
         """Return whether any event subscription exists (events are built only then)."""
         return self.router.bus.subscription_count > 0
-
-
-class _LaterHandle:
-    """A timer set from another thread: cancellable before and after it reaches the loop."""
-
-    __slots__ = ("_cancelled", "_handle")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        delay: float,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-    ) -> None:
-        self._cancelled = False
-        self._handle: asyncio.TimerHandle | None = None
-
-        def arm() -> None:
-            if not self._cancelled:
-                self._handle = loop.call_later(delay, fn, *args)
-
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(arm)
-
-    def cancel(self) -> None:
-        self._cancelled = True
-        handle = self._handle
-        if handle is not None:
-            handle.cancel()

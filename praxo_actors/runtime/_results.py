@@ -9,8 +9,8 @@ import msgspec
 import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.actors import MNFuture
 from praxo_actors.models import RunResult, Session
-from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._protocol import (
     LoadResults,
     LoadSessions,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from praxo_actors.actors import MNFuture
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._futures import MNFuture
 
 __all__ = ["RunFuture"]
 

@@ -37,27 +37,30 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import (
+    IOPool,
+    LoopBridge,
+    LoopScheduler,
+    Scheduler,
+    check_not_blocking,
+    forbid_blocking,
+)
+from praxo_actors.actors import in_thread as _in_thread
+from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
-from praxo_actors.runtime._blocking import check_not_blocking, forbid_blocking
-from praxo_actors.runtime._bridge import LoopBridge
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
 from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
 from praxo_actors.runtime._inspect import SessionInfo, inspect_session, list_sessions
-from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._lease import lease
-from praxo_actors.runtime._loop_sched import LoopScheduler
 from praxo_actors.runtime._resume import Resumer
 from praxo_actors.runtime._router import Router, RuntimeStatistics
-from praxo_actors.runtime._sched import Scheduler
 from praxo_actors.runtime._shutdown import shutdown_in_order
-from praxo_actors.runtime._threads import in_thread as _in_thread
-from praxo_actors.runtime._threads import serve as _serve
 from praxo_actors.runtime._tree import Tree
 from supervisors import Registry
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.actors import MNActor
 from praxo_actors.agent import (
     AgentRun,
     BeginStep,
@@ -40,7 +41,6 @@ from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun
-from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._outcome import unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,

@@ -10,7 +10,7 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._blocking import forbid_blocking
+from praxo_actors.actors import forbid_blocking
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._runtime import Runtime

@@ -13,7 +13,7 @@ first one of a burst sends the actor a :class:`FlushCheckpoints` message, which 
 after every write already queued and applies them all in one change (with SQLite's
 ``synchronous=FULL``, one fsync of ~3 ms for the burst instead of one per run). A run's future
 completes, and a durable run takes its next step, only after the flush that holds its write.
-Both kinds answer asks with an :class:`~praxo_actors.runtime.MNFuture`, so the router can take
+Both kinds answer asks with an :class:`~praxo_actors.actors.MNFuture`, so the router can take
 a reply as a callback instead of a waiting thread.
 """
 
@@ -26,9 +26,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors import AwaitableThreadingActor, MNActor
 from praxo_actors.memory._log import Commit, JournalAppend, SessionLog
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._mn import MNActor
 from praxo_actors.runtime._protocol import (
     CommitRun,
     FlushCheckpoints,
@@ -70,10 +69,6 @@ class _StoreLogic:
         self._appends: list[JournalAppend] = []
         self.saves = 0
         self.flushes = 0
-
-    @staticmethod
-    def _create_future() -> pykka.Future[Any]:
-        return MNFuture()
 
     def on_receive(self, message: Any) -> Any:
         """Handle commits and journal writes (tell), flushes, and loads (ask)."""
@@ -159,7 +154,7 @@ class _StoreLogic:
         self._flush()
 
 
-class StoreActor(_StoreLogic, pykka.ThreadingActor):
+class StoreActor(_StoreLogic, AwaitableThreadingActor):
     """Own a memory store whose calls may block, on a thread of its own.
 
     Args:

@@ -24,8 +24,8 @@ from praxo_actors.runtime._store_actor import LoopStoreActor, StoreActor
 from supervisors import ChildSpec, DynamicSupervisor, Supervisor
 
 if TYPE_CHECKING:
+    from praxo_actors.actors import LoopScheduler
     from praxo_actors.runtime._host import SessionHost
-    from praxo_actors.runtime._loop_sched import LoopScheduler
     from praxo_actors.runtime._router import Router
 
 __all__ = ["Tree"]

@@ -13,9 +13,10 @@ from _helpers import assert_no_new_threads
 from _runtime_helpers import TIMEOUT, contents, echo_agent, error_code
 
 from praxo_actors import PraxoError
+from praxo_actors.actors import MNFuture
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
-from praxo_actors.runtime import MNFuture, RunFuture, Runtime
+from praxo_actors.runtime import RunFuture, Runtime
 from praxo_actors.testing import ScriptedModel
 
 Start = Callable[..., Runtime]

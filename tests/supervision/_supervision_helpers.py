@@ -14,6 +14,7 @@ import pykka
 from pykka.messages import ProxyGetAttr
 
 from supervisors import ChildSpec, CrashOnAskError, Down, monitor
+from supervisors import _pykka_compat as compat
 
 TIMEOUT = 5.0
 
@@ -213,24 +214,21 @@ class _SharedInbox:
         return not self._queue
 
 
+def _start_shared(actor: SharedLoopActor) -> None:
+    actor.begin()
+
+
+@compat.actor_hooks(inbox=_SharedInbox, future=pykka.ThreadingFuture, start=_start_shared)
 class SharedLoopActor(pykka.Actor):
     """A Pykka actor kind whose loop runs on a pool shared by many actors (no own thread).
 
-    It keeps Pykka's lifecycle contract (``on_start``, ``on_stop``, ``on_failure``,
-    ``_stop``, ``_handle_failure``, ``actor_stopped``) but not ThreadingActor's loop.
+    It keeps Pykka's lifecycle contract (``on_start``, ``on_stop``, ``on_failure``, both exits,
+    ``actor_stopped``) but not ThreadingActor's loop.
     """
 
     pool: ClassVar[ThreadPoolExecutor | None] = None
 
-    @staticmethod
-    def _create_actor_inbox() -> Any:
-        return _SharedInbox()
-
-    @staticmethod
-    def _create_future() -> pykka.Future[Any]:
-        return pykka.ThreadingFuture()
-
-    def _start_actor_loop(self) -> None:
+    def begin(self) -> None:
         assert SharedLoopActor.pool is not None, "use the shared_pool fixture"
         self._schedule_lock = threading.Lock()
         self._scheduled = True
@@ -248,10 +246,10 @@ class SharedLoopActor(pykka.Actor):
 
     def _run(self, starting: bool) -> None:
         if starting:
-            self._actor_loop_setup()
+            compat.loop_setup(self)
         while True:
             if self.actor_stopped.is_set():
-                self._actor_loop_teardown()
+                compat.loop_teardown(self)
                 return
             with self._schedule_lock:
                 if self.actor_inbox.empty():
@@ -261,18 +259,18 @@ class SharedLoopActor(pykka.Actor):
 
     def _process(self, envelope: Any) -> None:
         try:
-            response = self._handle_receive(envelope.message)
+            response = compat.receive(self, envelope.message)
             if envelope.reply_to is not None:
                 envelope.reply_to.set(response)
         except Exception:
             if envelope.reply_to is not None:
                 envelope.reply_to.set_exception()
             else:
-                self._handle_failure(*sys.exc_info())
+                compat.report_failure(self, *sys.exc_info())
                 try:
                     self.on_failure(*sys.exc_info())
                 except Exception:
-                    self._handle_failure(*sys.exc_info())
+                    compat.report_failure(self, *sys.exc_info())
 
     def on_receive(self, message: Any) -> Any:
         if message == "ping":

@@ -7,7 +7,8 @@ mostly idle, so they must cost memory, not threads: as BEAM processes share sche
 :class:`MNActor` is only a mailbox until a message arrives, and a worker of its scheduler then runs
 it for a bounded batch.
 
-How: :class:`MNActor` is a ``pykka.Actor`` built through Pykka's extension points.
+How: :class:`MNActor` is a ``pykka.Actor`` built through Pykka's extension points, reached
+through :mod:`supervisors._pykka_compat` (the one module that names Pykka's private hooks).
 
 - ``_create_actor_inbox`` returns a lean mailbox (a deque made on the first message and dropped
   when the mailbox drains). Putting into an idle mailbox puts the actor on its scheduler's ready
@@ -51,33 +52,30 @@ from __future__ import annotations
 
 import sys
 import threading
-import uuid
 from collections import deque
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 import pykka
-from pykka.messages import _ActorStop
 
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._futures import MNFuture
-from praxo_actors.runtime._sched import Scheduler, default_scheduler
+from praxo_actors.actors._futures import MNFuture
+from praxo_actors.actors._sched import Scheduler, default_scheduler
+from supervisors import _pykka_compat as compat
 
 if TYPE_CHECKING:
-    from pykka._actor import ActorInbox
-    from pykka._envelope import Envelope
-
-    from praxo_actors.runtime._loop_sched import LoopScheduler
+    from praxo_actors.actors._loop_sched import LoopScheduler
+    from supervisors._pykka_compat import Envelope
 
     AnyScheduler = Scheduler | LoopScheduler
 
 __all__ = ["MNActor"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 _NEW, _STARTING, _IDLE, _QUEUED, _DEAD = range(5)
 _NO_BUDGET = sys.maxsize
-# The scheduler named to the innermost ``start()`` in this thread; read by ``_start_actor_loop``.
+# The scheduler named to the innermost ``start()`` in this thread; read by ``_start``.
 _start_on: ContextVar[AnyScheduler | None] = ContextVar("_start_on", default=None)
 # Guards lazy creation of _LazyEvent conditions; taken only by set/clear/wait, never per message.
 _event_lock = threading.Lock()
@@ -152,7 +150,7 @@ class _Inbox:
                     self._state = _QUEUED
                     self._sched._ready_locked(self)
                 return
-        _reject(envelope)
+        compat.answer_dead(envelope)
 
     def get(self) -> Envelope[Any]:
         # Called only by Pykka's loop in a turn (outside its handler guards) and by its teardown
@@ -188,8 +186,8 @@ class _Inbox:
             if self._state == _STARTING:
                 # put() treats _STARTING like _QUEUED, so this needs no lock.
                 self._state = _QUEUED
-                actor._actor_loop_setup()
-            actor._actor_loop_running()
+                compat.loop_setup(actor)
+            compat.loop_running(actor)
         except _Yield:
             with sched._lock:
                 if self._q:
@@ -216,7 +214,7 @@ class _Inbox:
         sched = self._sched
         while True:
             try:
-                actor._actor_loop_teardown()
+                compat.loop_teardown(actor)
             except Exception:
                 logger.exception("actor.teardown_failed", actor=str(actor))
             with sched._lock:
@@ -234,7 +232,7 @@ class _Inbox:
             self._actor = None
             self._sched._gone_locked(self)
         while self._q:
-            _reject(self._q.popleft())
+            compat.answer_dead(self._q.popleft())
         self._q = None
 
     def _kill(self) -> None:
@@ -251,17 +249,22 @@ class _Inbox:
             logger.warning("actor.abandoned", actor=str(actor), reason="scheduler shut down")
 
 
-def _reject(envelope: Envelope[Any]) -> None:
-    """Answer a message that reached a dead actor, as Pykka's teardown does."""
-    if envelope.reply_to is None:
-        return
-    if isinstance(envelope.message, _ActorStop):
-        envelope.reply_to.set(None)
-    else:
-        error = pykka.ActorDeadError("actor stopped before handling the message")
-        envelope.reply_to.set_exception(exc_info=(pykka.ActorDeadError, error, None))
+def _start(actor: MNActor) -> None:
+    """Queue a constructed actor's first turn on its scheduler (the starting thread)."""
+    inbox = cast("_Inbox", actor.actor_inbox)
+    chosen = _start_on.get()
+    if chosen is not None:
+        inbox._sched = chosen
+    try:
+        inbox._start()
+    except Exception:
+        pykka.ActorRegistry.unregister(actor.actor_ref)
+        actor.actor_stopped.set()
+        inbox._abort()
+        raise
 
 
+@compat.actor_hooks(inbox=_Inbox, future=MNFuture, start=_start)
 class MNActor(pykka.Actor):
     """A Pykka actor that runs on a shared :class:`Scheduler` instead of its own thread.
 
@@ -301,41 +304,16 @@ class MNActor(pykka.Actor):
             if cls.actor_registered:
                 return super().start(*args, **kwargs)
             actor = cls(*args, **kwargs)
-            actor._start_actor_loop()
+            compat.start_loop(actor)
             return actor.actor_ref
         finally:
             _start_on.reset(token)
-
-    @staticmethod
-    def _create_actor_inbox() -> ActorInbox:
-        return _Inbox()
-
-    @staticmethod
-    def _create_future() -> pykka.Future[Any]:
-        return MNFuture()
 
     def __init__(self, *_args: Any, **_kwargs: Any) -> None:
         # What ``pykka.Actor.__init__`` sets (it ends the __init__ chain as it does), less the
         # threading.Event it would make only for this class to replace it: per actor, three
         # objects for the collector that a burst of 10,000 sessions had to sweep.
-        self.actor_urn = uuid.uuid4().urn
-        inbox = cast("_Inbox", self._create_actor_inbox())
-        self.actor_inbox = inbox
-        stopped = _LazyEvent()
-        self.actor_stopped = stopped
-        self._actor_ref = pykka.ActorRef(self)
+        inbox = _Inbox()
+        compat.init_actor(self, inbox, _LazyEvent())
         inbox._actor = self
         inbox._sched = type(self).actor_scheduler or default_scheduler()
-
-    def _start_actor_loop(self) -> None:
-        inbox = cast("_Inbox", self.actor_inbox)
-        chosen = _start_on.get()
-        if chosen is not None:
-            inbox._sched = chosen
-        try:
-            inbox._start()
-        except Exception:
-            pykka.ActorRegistry.unregister(self.actor_ref)
-            self.actor_stopped.set()
-            inbox._abort()
-            raise

@@ -6,7 +6,7 @@ threads start with the first task, so creating a scheduler costs nothing until i
 
 A handler that blocks holds its worker thread. So that a few blocked handlers cannot stall every
 other actor (and so that an actor may ``ask`` another one and wait, as with Pykka's thread per
-actor), a worker that waits on an :class:`~praxo_actors.runtime.MNFuture` for longer than
+actor), a worker that waits on an :class:`~praxo_actors.actors.MNFuture` for longer than
 ``_GRACE`` seconds, or enters :func:`blocking`, hands its slot to a spare thread, as Go's runtime
 hands a processor on when a goroutine blocks in a system call. Spares are bounded
 (``max_spare_threads``); once the blocked threads resume, a spare idle for ``_LINGER`` seconds
@@ -29,7 +29,7 @@ import pykka
 
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._blocking import check_not_blocking
+from praxo_actors.actors._blocking import check_not_blocking
 
 __all__ = [
     "Scheduler",
@@ -39,7 +39,7 @@ __all__ = [
     "default_scheduler",
 ]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 # Python code runs one thread at a time (the GIL), so threads beyond the cores only add switches;
 # blocked handlers are covered by spare threads instead.
@@ -82,7 +82,7 @@ class SchedulerStatistics(msgspec.Struct, frozen=True):
 
 
 class Scheduler:
-    """Run many :class:`~praxo_actors.runtime.MNActor` s on a few threads.
+    """Run many :class:`~praxo_actors.actors.MNActor` s on a few threads.
 
     Each actor runs at most ``batch`` messages per turn and then goes to the back of the ready
     queue, so one flooded actor cannot starve the others.
@@ -332,7 +332,7 @@ def wait_lock(lock: Any, timeout: float | None) -> bool:
     """Acquire ``lock`` within ``timeout``; a worker that waits long hands its slot to a spare.
 
     Raises:
-        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a thread that forbids blocking.
     """
     if timeout != 0:
         check_not_blocking("a blocking wait")
@@ -360,13 +360,13 @@ def blocking() -> Iterator[None]:
     """Mark a blocking call (I/O, ``time.sleep``, a ``ThreadingFuture``) inside a handler.
 
     On a scheduler thread, a spare thread runs other actors until the block ends; elsewhere this
-    does nothing. Waiting on an :class:`~praxo_actors.runtime.MNFuture` needs no marking.
+    does nothing. Waiting on an :class:`~praxo_actors.actors.MNFuture` needs no marking.
 
     Example:
         ``with blocking(): data = sock.recv(4096)``
 
     Raises:
-        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a runtime's event loop thread.
+        PraxoError: ``RUNTIME_BLOCKING_CALL`` on a thread that forbids blocking.
     """
     check_not_blocking("a blocking call")
     sched = current_scheduler()

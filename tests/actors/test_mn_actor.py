@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import inspect
 import os
 import threading
 import time
@@ -15,7 +13,7 @@ import pytest
 from _helpers import captured_logs
 
 from praxo_actors import PraxoError
-from praxo_actors.runtime import (
+from praxo_actors.actors import (
     MNActor,
     MNFuture,
     Scheduler,
@@ -510,28 +508,12 @@ def test_scheduler_arguments_are_checked() -> None:
         Scheduler(1, batch=0)
 
 
-def test_pykka_version_and_extension_points_are_supported() -> None:
-    """Pykka is in the supported range and has the extension points this runtime builds on."""
-    # Pykka 4.5 has no __version__ attribute; the installed distribution knows its version.
-    major, minor = (int(p) for p in importlib.metadata.version("pykka").split(".")[:2])
-    assert (major, minor) == (4, 5)
-    for name in ("_create_actor_inbox", "_create_future"):
-        assert isinstance(inspect.getattr_static(pykka.Actor, name), staticmethod)
-        assert list(inspect.signature(getattr(pykka.Actor, name)).parameters) == []
-    expected = {
-        "_start_actor_loop": ["self"],
-        "_actor_loop_setup": ["self"],
-        "_actor_loop_running": ["self"],
-        "_actor_loop_teardown": ["self"],
-        "_handle_receive": ["self", "message"],
-        "_handle_failure": ["self", "exception_type", "exception_value", "traceback"],
-        "_stop": ["self"],
-    }
-    for name, params in expected.items():
-        assert list(inspect.signature(getattr(pykka.Actor, name)).parameters) == params
+def test_an_mn_actor_shares_its_inbox_and_stop_event_with_its_ref() -> None:
+    """The ref sees the actor's own mailbox and stop event, as Pykka's ``__init__`` would set."""
     actor = Recorder()
     assert actor.actor_ref.actor_stopped is actor.actor_stopped
     assert actor.actor_ref.actor_inbox is actor.actor_inbox
+    assert actor.actor_urn.startswith("urn:uuid:")
 
 
 def test_spare_threads_retire_once_idle(sched1: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pykka
 import pytest
 
-from praxo_actors.runtime import MNActor, Scheduler
+from praxo_actors.actors import MNActor, Scheduler
 from supervisors import ChildSpec, Down, Supervisor, monitor
 
 WAIT = 5.0

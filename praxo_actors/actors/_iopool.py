@@ -1,10 +1,10 @@
 """A bounded pool of threads for blocking (synchronous) callbacks.
 
-The sessions never wait on a model: a synchronous model, tool, repairer or summariser runs here,
-and its outcome goes to a callback. Compared with ``ThreadPoolExecutor``, a call costs no
-``concurrent.futures.Future`` (a condition and a lock per call) and a ``SimpleQueue`` put. Threads
-start on demand, up to ``max_threads``; beyond that, calls wait in the queue (bounded work, never
-unbounded threads).
+An actor never waits on a blocking call: the call runs here, and its outcome goes to a callback
+(the runtime's sessions run their synchronous models and tools so). Compared with
+``ThreadPoolExecutor``, a call costs no ``concurrent.futures.Future`` (a condition and a lock per
+call) and a ``SimpleQueue`` put. Threads start on demand, up to ``max_threads``; beyond that,
+calls wait in the queue (bounded work, never unbounded threads).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from praxo_actors._log import get_logger
 
 __all__ = ["IOPool"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 Outcome = Callable[[bool, Any], None]
 _Job = tuple[Callable[..., Any], tuple[Any, ...], Outcome] | None
@@ -57,7 +57,7 @@ class IOPool:
                     self._idle -= 1 if self._idle else 0
                 self._queue.put((fn, args, done))
         if closed:
-            done(False, RuntimeError("the runtime's I/O pool is shut down"))
+            done(False, RuntimeError("the I/O pool is shut down"))
 
     def _work(self) -> None:
         get = self._queue.get

@@ -1,4 +1,4 @@
-"""Refuse blocking waits on a thread that runs a runtime's actors (its event loop thread)."""
+"""Refuse blocking waits on a thread that runs actors on an event loop (the loop's thread)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ _local = threading.local()
 
 
 def forbid_blocking(delta: int) -> None:
-    """Count (``+1``) or uncount (``-1``) a runtime whose actors run on the calling thread.
+    """Count (``+1``) or uncount (``-1``) an owner whose actors run on the calling thread.
 
     While one does, a blocking wait here (an unfinished future's ``get()``, :func:`blocking`)
     raises ``RUNTIME_BLOCKING_CALL``: it would wait for work that only this thread can do.
@@ -21,7 +21,7 @@ def forbid_blocking(delta: int) -> None:
 
 
 def check_not_blocking(what: str) -> None:
-    """Raise ``RUNTIME_BLOCKING_CALL`` on a thread that runs a runtime's actors (see above).
+    """Raise ``RUNTIME_BLOCKING_CALL`` on a thread that runs an owner's actors (see above).
 
     Raises:
         PraxoError: ``RUNTIME_BLOCKING_CALL``.

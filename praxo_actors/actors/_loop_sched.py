@@ -1,8 +1,8 @@
-"""Run M:N actors on an asyncio event loop: the runtime's default home for sessions.
+"""Run M:N actors on an asyncio event loop, on the loop's own thread.
 
-A :class:`LoopScheduler` is a :class:`~praxo_actors.runtime.Scheduler` without threads: its
-ready actors are run by a callback on the loop, so a session and the ``async def`` models and
-tools it calls share one thread and hand nothing off between them. Putting a message into an
+A :class:`LoopScheduler` is a :class:`~praxo_actors.actors.Scheduler` without threads: its
+ready actors are run by a callback on the loop, so an actor and the ``async def`` callbacks it
+starts share one thread and hand nothing off between them. Putting a message into an
 idle mailbox queues the actor and, once per burst, schedules the drain (``call_soon`` on the
 loop's thread, ``call_soon_threadsafe`` elsewhere). A drain runs at most ``turns`` actor turns
 (each at most ``batch`` messages) and then yields to the loop, so I/O and timers stay served
@@ -21,11 +21,11 @@ from typing import Any
 
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._sched import kill_leftovers
+from praxo_actors.actors._sched import kill_leftovers
 
 __all__ = ["LoopScheduler"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 _BATCH = 64
 # 256 turns of a session take ~5 ms here: long enough to amortise the drain, short enough that
@@ -110,9 +110,9 @@ class LoopScheduler:
     def run_now(self) -> None:
         """Run the ready actors at once, if called on the loop's thread outside a turn.
 
-        The runtime calls it at two points it controls (after a callback's outcome is told to
-        its session, and after a coroutine submits a run), so that the turn runs in the same
-        step of the loop instead of a later one, like Python 3.12's eager tasks: a zero-latency
+        An owner calls it at points it controls (the runtime: after a callback's outcome is
+        told to its session, and after a coroutine submits a run), so that the turn runs in the
+        same step of the loop instead of a later one, like Python 3.12's eager tasks: a zero-latency
         run then takes three turns of the loop instead of five.
         """
         if not self._draining and threading.get_ident() == self._thread_id and self._ready:

@@ -1,4 +1,4 @@
-"""The threads a runtime may own: its event loop's, and a short-lived one for a blocking call."""
+"""The threads an owner of an event loop needs: the loop's own, and short-lived ones for a block."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from praxo_actors.runtime._blocking import forbid_blocking
+from praxo_actors.actors._blocking import forbid_blocking
 
-__all__ = ["in_thread", "serve"]
+__all__ = ["in_thread", "serve_loop"]
 
 T = TypeVar("T")
 
 
-def serve(loop: asyncio.AbstractEventLoop) -> None:
-    """Run the runtime's own event loop (its thread's target)."""
+def serve_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Run ``loop`` forever on the calling thread, where blocking waits are refused.
+
+    A thread's target: blocking on the thread that runs the loop's actors would deadlock it.
+    """
     asyncio.set_event_loop(loop)
     forbid_blocking(1)
     try:
@@ -29,7 +32,7 @@ async def in_thread(fn: Callable[[], T]) -> T:
     """Run blocking ``fn`` on a short-lived thread while the running loop goes on serving.
 
     Not the loop's default executor: its threads outlive the call (and every test checks that
-    the runtime leaves no thread behind). The thread is always waited for, even on cancellation.
+    an owner leaves no thread behind). The thread is always waited for, even on cancellation.
     """
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()

@@ -13,7 +13,7 @@ import pykka
 import pytest
 from _helpers import captured_logs
 
-from praxo_actors.runtime import MNActor, MNFuture, Scheduler
+from praxo_actors.actors import MNActor, MNFuture, Scheduler
 
 WAIT = 10.0
 

@@ -10,8 +10,7 @@ import pytest
 from _helpers import assert_no_new_threads
 
 from praxo_actors import PraxoError
-from praxo_actors.runtime import MNActor, Scheduler
-from praxo_actors.runtime._loop_sched import LoopScheduler
+from praxo_actors.actors import LoopScheduler, MNActor, Scheduler
 
 WAIT = 10.0
 

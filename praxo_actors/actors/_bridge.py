@@ -1,7 +1,7 @@
-"""Start ``async def`` callbacks as tasks on the runtime's event loop; report each outcome.
+"""Start ``async def`` callbacks as tasks on an event loop; report each outcome to a callback.
 
-Called on the loop's thread. From another thread, the runtime posts :meth:`LoopBridge.start`
-to the loop with :meth:`SessionHost.post`, which wakes the loop once per burst of calls.
+Called on the loop's thread. From another thread, post :meth:`LoopBridge.start` to the loop
+with :meth:`~praxo_actors.actors.LoopGate.post`, which wakes the loop once per burst of calls.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ async def _deliver(
     ``BaseException`` but the task's own cancellation (``KeyboardInterrupt``, ``SystemExit``,
     ``GeneratorExit``, a subclass of the user's) is reported like any exception and not
     re-raised: raised out of a task, asyncio re-raises the first two through ``run_forever`` (the
-    loop thread, with every session of the runtime, would die) and swallows the others, so the
+    loop thread, with every actor on it, would die) and swallows the others, so the
     run would never hear of its callback again.
     """
     try:
         value = await coro
     except asyncio.CancelledError:
-        done(False, RuntimeError("the callback was cancelled (the runtime is stopping)"))
+        done(False, RuntimeError("the callback was cancelled (its loop is stopping)"))
         raise
     except BaseException as exc:  # KeyboardInterrupt, SystemExit, GeneratorExit, the user's own
         done(False, exc)
@@ -70,6 +70,6 @@ class LoopBridge:
         return task
 
     def cancel_all(self) -> None:
-        """Cancel every task started here (on the loop's thread; the runtime is stopping)."""
+        """Cancel every task started here (on the loop's thread, when its owner stops)."""
         for task in list(self._tasks):
             task.cancel()

@@ -14,21 +14,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pykka
 
 from praxo_actors._log import get_logger
-from praxo_actors.runtime._sched import wait_lock
+from praxo_actors.actors._sched import wait_lock
 
 if TYPE_CHECKING:
-    from pykka._future import GetHookFunc
-    from pykka._types import OptExcInfo
+    from supervisors._pykka_compat import GetHookFunc, OptExcInfo
 
 __all__ = ["MNFuture"]
 
-logger = get_logger("praxo_actors.runtime")
+logger = get_logger("praxo_actors.actors")
 
 T = TypeVar("T")
 
 
 class MNFuture(pykka.Future[T]):
-    """The future of an :class:`~praxo_actors.runtime.MNActor`'s replies.
+    """The future of an :class:`~praxo_actors.actors.MNActor`'s replies.
 
     ``get(timeout=...)`` works from any thread. On a scheduler thread a long wait hands the
     thread's slot to a spare, so an actor may wait on another actor's reply. ``await future``
@@ -49,6 +48,8 @@ class MNFuture(pykka.Future[T]):
         self._exc_info: OptExcInfo | None = None
         self._waiters: list[Any] | None = None
         self._callbacks: list[Callable[[MNFuture[T]], object]] | None = None
+        # Set by set_get_hook(), the only way Pykka (map, filter, join, reduce, stop) makes one.
+        self._hooked = False
 
     def __repr__(self) -> str:
         return f"<MNFuture {'done' if self._done else 'pending'}>"
@@ -67,7 +68,7 @@ class MNFuture(pykka.Future[T]):
             pykka.Timeout: If nothing was set within ``timeout``.
             Exception: The exception set on the future.
         """
-        if self._get_hook is not None:
+        if self._hooked:
             with self._lock:
                 return super().get(timeout=timeout)
         if not self._done:
@@ -101,6 +102,7 @@ class MNFuture(pykka.Future[T]):
             if self._done:
                 raise queue.Full
             super().set_get_hook(func)
+            self._hooked = True
 
     def add_done_callback(self, fn: Callable[[MNFuture[T]], object]) -> None:
         """Call ``fn(future)`` once a value or an exception is set.
@@ -112,7 +114,7 @@ class MNFuture(pykka.Future[T]):
         Raises:
             TypeError: If the future was made by a get hook (it completes only through ``get``).
         """
-        if self._get_hook is not None:
+        if self._hooked:
             msg = "a future made by a get hook completes only through get()"
             raise TypeError(msg)
         with self._lock:
@@ -125,7 +127,7 @@ class MNFuture(pykka.Future[T]):
         _call(fn, self)
 
     def __await__(self) -> Generator[Any, None, T]:
-        if self._get_hook is not None:
+        if self._hooked:
             loop = asyncio.get_running_loop()
             result: T = yield from loop.run_in_executor(None, self.get).__await__()
             return result
@@ -160,7 +162,7 @@ class MNFuture(pykka.Future[T]):
 
     def _resolve(self, value: Any, exc_info: OptExcInfo | None) -> None:
         with self._lock:
-            if self._done or self._get_hook is not None:
+            if self._done or self._hooked:
                 raise queue.Full
             self._value = value
             self._exc_info = exc_info
