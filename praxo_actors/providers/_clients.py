@@ -101,14 +101,27 @@ class ClientModel:
     _clients: LoopClients
     _sdk: Any
     provider: str  # the name errors are reported under
+    timeout: float | None  # the deadline of one call, in seconds
 
     async def _send(self, call: Awaitable[Any]) -> Any:
-        """Await the SDK call; an HTTP or connection failure comes back as its ``ModelError``."""
-        from praxo_actors.providers._errors import model_error
+        """Await the SDK call within the model's deadline; a failure comes back as its code.
 
+        The deadline bounds the whole call, the body or the stream read to its end included:
+        an HTTP client's read limit starts again at every byte, so a server that trickles
+        bytes or streams without end would outlast it. An HTTP or connection failure comes
+        back as its code.
+        """
+        from praxo_actors.providers._errors import MODEL_TIMEOUT, model_error
+
+        deadline = asyncio.timeout(self.timeout)
         try:
-            return await call
+            async with deadline:
+                return await call
         except Exception as exc:
+            if deadline.expired():  # what escapes is the deadline's cancellation
+                return ModelError(
+                    MODEL_TIMEOUT, f"{self.provider}: no whole answer within {self.timeout:g} s"
+                )
             error = model_error(self._sdk, exc, self.provider)
             if error is None:
                 raise
