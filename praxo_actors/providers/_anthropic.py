@@ -9,9 +9,7 @@ from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_m
 from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST
 from praxo_actors.providers._wire import (
-    SHAPE_ERRORS,
     BadRequest,
-    bad_shape,
     check_params,
     check_settings,
     import_sdk,
@@ -74,15 +72,13 @@ class AnthropicModel(ClientModel):
         message = await self._send(client.messages.create(**body, timeout=self.timeout))
         if isinstance(message, ModelError):
             return message
-        try:
-            return from_message(message)
-        except SHAPE_ERRORS as exc:
-            return bad_shape("anthropic", exc)
+        return self._read(from_message, message)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         assembler = Assembler()
         stream = await client.messages.create(**body, stream=True, timeout=self.timeout)
-        return await self._drain(stream, assembler.add) or assembler.response()
+        failed = await self._drain(stream, assembler.add)
+        return failed or self._read(assembler.response)
 
     def __repr__(self) -> str:
         return f"anthropic_model({self.model!r}, stream={self.stream})"

@@ -44,7 +44,8 @@ MODEL_BAD_REQUEST = "MODEL_BAD_REQUEST"
 MODEL_AUTH = "MODEL_AUTH"
 """HTTP 401 or 403, or no API key to send."""
 MODEL_BAD_RESPONSE = "MODEL_BAD_RESPONSE"
-"""A 2xx answer that holds no reply (no choices, an unknown stream event order)."""
+"""A 2xx answer that holds no reply: a body or stream event that is not JSON (or not UTF-8), a
+field missing or of the wrong type, no choices, a stream that ends before its last event."""
 
 # The ``type`` of an error object in a response body (Anthropic sends them inside a stream).
 _BY_ERROR_TYPE = {
