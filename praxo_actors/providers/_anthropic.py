@@ -105,7 +105,8 @@ def anthropic_model(
         base_url: None: ``ANTHROPIC_BASE_URL`` or Anthropic's.
         api_key: None: ``ANTHROPIC_API_KEY``.
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
-        timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
+        timeout: A deadline in seconds on the whole call, a stream read to its end
+            included (None: no limit); past it, ``MODEL_TIMEOUT``.
         max_tokens: The most tokens one answer may have (the API requires a bound).
         params: Sent with every request: what the installed SDK's ``messages.create`` takes
             (``tool_choice``, ``thinking``, ``stop_sequences``, ``extra_body``...).

@@ -106,7 +106,8 @@ def openai_model(
             §13 format (``"hermes"``, ``"llama3_json"``, ...) and keep the prose as the text;
             None leaves the text as it is (the agent loop may still read calls from it).
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
-        timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
+        timeout: A deadline in seconds on the whole call, a stream read to its end
+            included (None: no limit); past it, ``MODEL_TIMEOUT``.
         params: Sent with every request (``temperature``, ``max_tokens``, ``tool_choice``...).
 
     Returns:
