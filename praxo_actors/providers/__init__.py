@@ -6,9 +6,11 @@
 is called, never by ``import praxo_actors.providers``; without one, the factory raises
 ``ImportError`` naming the extra to install.
 
-A failed call is returned as a ``ModelError`` (never raised) with one of the codes below; a
-rate limit's message ends with ``(retry after N s)`` when the server said how long, which
-:func:`retry_after` reads back. ``Response.usage`` counts ``input_tokens`` and
+A failed call is returned as a ``ModelError`` (never raised) with one of the codes below:
+``timeout`` is a deadline on the whole call, a stream included (``MODEL_TIMEOUT``), and an
+answer that is not JSON or not of the API's shape is ``MODEL_BAD_RESPONSE``. A rate limit's
+message ends with ``(retry after N s)`` when the server said how long, which
+:func:`retry_after` reads back, whatever the number. ``Response.usage`` counts ``input_tokens`` and
 ``output_tokens`` (the agent loop sums them into ``RunResult.usage``). With ``stream=True``
 the text arrives as ``model.delta`` events while the call runs, and the call still returns
 the whole response.

@@ -9,9 +9,7 @@ from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_m
 from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST
 from praxo_actors.providers._wire import (
-    SHAPE_ERRORS,
     BadRequest,
-    bad_shape,
     check_params,
     check_settings,
     import_sdk,
@@ -74,15 +72,13 @@ class AnthropicModel(ClientModel):
         message = await self._send(client.messages.create(**body, timeout=self.timeout))
         if isinstance(message, ModelError):
             return message
-        try:
-            return from_message(message)
-        except SHAPE_ERRORS as exc:
-            return bad_shape("anthropic", exc)
+        return self._read(from_message, message)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         assembler = Assembler()
         stream = await client.messages.create(**body, stream=True, timeout=self.timeout)
-        return await self._drain(stream, assembler.add) or assembler.response()
+        failed = await self._drain(stream, assembler.add)
+        return failed or self._read(assembler.response)
 
     def __repr__(self) -> str:
         return f"anthropic_model({self.model!r}, stream={self.stream})"
@@ -109,7 +105,8 @@ def anthropic_model(
         base_url: None: ``ANTHROPIC_BASE_URL`` or Anthropic's.
         api_key: None: ``ANTHROPIC_API_KEY``.
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
-        timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
+        timeout: A deadline in seconds on the whole call, a stream read to its end
+            included (None: no limit); past it, ``MODEL_TIMEOUT``.
         max_tokens: The most tokens one answer may have (the API requires a bound).
         params: Sent with every request: what the installed SDK's ``messages.create`` takes
             (``tool_choice``, ``thinking``, ``stop_sequences``, ``extra_body``...).

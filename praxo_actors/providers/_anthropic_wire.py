@@ -13,7 +13,7 @@ from typing import Any
 from praxo_actors._errors import ToolCallError
 from praxo_actors.models import ImageBlock, Message, ModelError, Response, ToolSpec
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
-from praxo_actors.providers._wire import BadRequest, decode_arguments, pair_calls, text_of
+from praxo_actors.providers._wire import BadRequest, decode_arguments, pair_calls, text_of, typed
 
 __all__ = ["Assembler", "from_message", "to_messages", "to_tools", "usage_of"]
 
@@ -133,11 +133,12 @@ def from_message(message: Any) -> Response | ModelError:
         return ModelError(MODEL_BAD_RESPONSE, "anthropic: the message has no content")
     text: list[str] = []
     calls: list[tuple[Any, Any, Any]] = []
-    for block in content:
-        if block.type == "text":
-            text.append(block.text)
-        elif block.type == "tool_use":
-            calls.append((block.name, block.id, block.input))
+    for block in typed(content, list, "the message's content"):
+        kind = typed(block.type, str, "a content block's type")  # others (thinking) are skipped
+        if kind == "text":
+            text.append(typed(block.text, str, "a text block's text"))
+        elif kind == "tool_use":
+            calls.append((block.name, typed(block.id, str, "a tool_use block's id"), block.input))
     return _reply("".join(text), calls, usage_of(message.usage), message.stop_reason)
 
 
@@ -153,21 +154,25 @@ class Assembler:
 
     def add(self, event: Any) -> str:
         """Take one stream event; return the text it adds."""
-        kind = event.type
+        kind = typed(event.type, str, "an event's type")  # others are skipped
         if kind == "message_start":
             self.started = True
             self.usage = usage_of(event.message.usage)
         elif kind == "content_block_start":
             block = event.content_block
-            if block.type == "tool_use":
-                self.calls[event.index] = [block.name, block.id, []]
+            index = typed(event.index, int, "a block's index")
+            if typed(block.type, str, "a content block's type") == "tool_use":
+                self.calls[index] = [block.name, typed(block.id, str, "a tool_use block's id"), []]
         elif kind == "content_block_delta":
             delta = event.delta
-            if delta.type == "text_delta":
-                self.text.append(delta.text)
-                return str(delta.text)
-            if delta.type == "input_json_delta" and event.index in self.calls:
-                self.calls[event.index][2].append(delta.partial_json)
+            index = typed(event.index, int, "a block's index")
+            kind = typed(delta.type, str, "a delta's type")
+            if kind == "text_delta":
+                text: str = typed(delta.text, str, "a text delta's text")
+                self.text.append(text)
+                return text
+            if kind == "input_json_delta" and index in self.calls:
+                self.calls[index][2].append(typed(delta.partial_json, str, "a delta's JSON"))
         elif kind == "message_delta":
             self.stop_reason = getattr(event.delta, "stop_reason", None)
             self.usage = usage_of(event.usage, self.usage)

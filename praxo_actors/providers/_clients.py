@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Self
 
-from praxo_actors.models import ModelError
+from praxo_actors.models import ModelError, Response
 
 __all__ = ["LoopClients"]
 
@@ -101,18 +101,46 @@ class ClientModel:
     _clients: LoopClients
     _sdk: Any
     provider: str  # the name errors are reported under
+    timeout: float | None  # the deadline of one call, in seconds
 
     async def _send(self, call: Awaitable[Any]) -> Any:
-        """Await the SDK call; an HTTP or connection failure comes back as its ``ModelError``."""
-        from praxo_actors.providers._errors import model_error
+        """Await the SDK call within the model's deadline; a failure comes back as its code.
 
+        The deadline bounds the whole call, the body or the stream read to its end included:
+        an HTTP client's read limit starts again at every byte, so a server that trickles
+        bytes or streams without end would outlast it. A body or stream event that is not
+        JSON is ``MODEL_BAD_RESPONSE``; an HTTP or connection failure has its own code.
+        """
+        from praxo_actors.providers._errors import MODEL_TIMEOUT, model_error
+        from praxo_actors.providers._wire import BODY_ERRORS, bad_body
+
+        deadline = asyncio.timeout(self.timeout)
         try:
-            return await call
+            async with deadline:
+                return await call
         except Exception as exc:
+            if deadline.expired():  # what escapes is the deadline's cancellation
+                return ModelError(
+                    MODEL_TIMEOUT, f"{self.provider}: no whole answer within {self.timeout:g} s"
+                )
+            if isinstance(exc, BODY_ERRORS):
+                return bad_body(self.provider, exc)
             error = model_error(self._sdk, exc, self.provider)
             if error is None:
                 raise
             return error
+
+    def _read(
+        self, read: Callable[..., Response | ModelError], *args: Any
+    ) -> Response | ModelError:
+        """Return ``read(*args)``: the reply read from an answer, or ``MODEL_BAD_RESPONSE``
+        when the answer has a field missing or of the wrong type."""
+        from praxo_actors.providers._wire import SHAPE_ERRORS, bad_shape
+
+        try:
+            return read(*args)
+        except SHAPE_ERRORS as exc:
+            return bad_shape(self.provider, exc)
 
     async def _drain(self, stream: Any, add: Callable[[Any], str | None]) -> ModelError | None:
         """Feed each part of ``stream`` to ``add`` (an assembler's), sending the text it returns

@@ -10,8 +10,8 @@ it back.
 
 from __future__ import annotations
 
+import datetime
 import email.utils
-import math
 import re
 import sys
 import time
@@ -37,13 +37,15 @@ MODEL_RATE_LIMITED = "MODEL_RATE_LIMITED"
 MODEL_UNAVAILABLE = "MODEL_UNAVAILABLE"
 """HTTP 5xx (Anthropic's 529 "overloaded" too), a refused or dropped connection."""
 MODEL_TIMEOUT = "MODEL_TIMEOUT"
-"""No answer within the model's ``timeout`` (or HTTP 408)."""
+"""No whole answer within the model's ``timeout`` (a deadline on the call, stream included), or
+HTTP 408."""
 MODEL_BAD_REQUEST = "MODEL_BAD_REQUEST"
 """HTTP 400, 404, 409, 413, 422 and other 4xx: the request itself is wrong (model name, shape)."""
 MODEL_AUTH = "MODEL_AUTH"
 """HTTP 401 or 403, or no API key to send."""
 MODEL_BAD_RESPONSE = "MODEL_BAD_RESPONSE"
-"""A 2xx answer that holds no reply (no choices, an unknown stream event order)."""
+"""A 2xx answer that holds no reply: a body or stream event that is not JSON (or not UTF-8), a
+field missing or of the wrong type, no choices, a stream that ends before its last event."""
 
 # The ``type`` of an error object in a response body (Anthropic sends them inside a stream).
 _BY_ERROR_TYPE = {
@@ -59,7 +61,10 @@ _BY_ERROR_TYPE = {
     "request_too_large": MODEL_BAD_REQUEST,
 }
 
-_RETRY_AFTER = re.compile(r"\(retry after (\d+(?:\.\d+)?) s\)\Z")
+# What :func:`with_retry_after` writes, and what earlier releases wrote (``%g``: ``1e+09``).
+_RETRY_AFTER = re.compile(r"\(retry after (inf|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?) s\)\Z")
+# RFC 9110 delay-seconds (1*DIGIT), and the fractions some servers send.
+_DELAY_SECONDS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*\Z")
 
 
 def code_for_status(status: int) -> str:
@@ -110,14 +115,22 @@ def model_error(sdk: Any, exc: BaseException, provider: str) -> ModelError | Non
 
 
 def with_retry_after(message: str, seconds: float | None) -> str:
-    """Return ``message`` ending with ``(retry after N s)`` when ``seconds`` is known."""
+    """Return ``message`` ending with ``(retry after N s)`` when ``seconds`` is known.
+
+    ``N`` is the shortest text that reads back as the same float (``7``, ``2.5``,
+    ``1000000000``, ``1e+16``, ``inf``), so :func:`retry_after` returns what was written.
+    """
     if seconds is None:
         return message
-    return f"{message} (retry after {seconds:g} s)"
+    text = repr(float(seconds))
+    return f"{message} (retry after {text.removesuffix('.0')} s)"
 
 
 def retry_after(error: ModelError | AgentError | str) -> float | None:
     """Return the seconds a rate-limited server asked to wait, or None when it said nothing.
+
+    Reads every value the providers write: ``(retry after N s)`` at the end of the message,
+    ``N`` in decimal or exponent form (``2.5``, ``1000000000``, ``1e+09``) or ``inf``.
 
     Args:
         error: A ``ModelError`` a provider returned, the ``AgentError`` of a run it failed
@@ -136,31 +149,39 @@ def retry_after(error: ModelError | AgentError | str) -> float | None:
 
 
 def _header_retry_after(headers: Any) -> float | None:
-    """Read ``retry-after-ms``, or ``retry-after`` in seconds or as an HTTP date."""
+    """Read ``retry-after-ms``, or ``retry-after`` in seconds or as an HTTP date.
+
+    An unreadable value counts as none; a number too big for a float is ``inf``.
+    """
     value = headers.get("retry-after-ms")
     if value is not None:
-        seconds = _number(value)
-        if seconds is not None:
-            return seconds / 1000
+        milliseconds = _delay_seconds(value)
+        if milliseconds is not None:
+            return milliseconds / 1000
     value = headers.get("retry-after")
     if value is None:
         return None
-    seconds = _number(value)
+    seconds = _delay_seconds(value)
     if seconds is not None:
         return seconds
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
+    return _until(value)
 
 
-def _number(text: str) -> float | None:
+def _delay_seconds(text: str) -> float | None:
+    match = _DELAY_SECONDS.match(text)
+    return float(match.group(1)) if match else None
+
+
+def _until(text: str) -> float | None:
+    """Return the seconds from now to an HTTP date (0 for one past), or None if unreadable."""
     try:
-        value = float(text)
-    except ValueError:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    if when.tzinfo is None:  # asctime and "-0000" dates: HTTP dates are always UTC
+        when = when.replace(tzinfo=datetime.UTC)
+    seconds = when.timestamp() - time.time()
+    return round(seconds, 3) if seconds > 0 else 0.0  # never -0.0, which reads back as none
 
 
 def _error_type(body: Any) -> str | None:

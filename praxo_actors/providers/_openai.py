@@ -9,9 +9,7 @@ from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
 from praxo_actors.providers._wire import (
-    SHAPE_ERRORS,
     BadRequest,
-    bad_shape,
     check_format,
     check_params,
     check_settings,
@@ -69,17 +67,15 @@ class OpenAIModel(ClientModel):
         completion = await self._send(client.chat.completions.create(**body, timeout=self.timeout))
         if isinstance(completion, ModelError):
             return completion
-        try:
-            return from_completion(completion, self.tool_call_format)
-        except SHAPE_ERRORS as exc:
-            return bad_shape("openai", exc)
+        return self._read(from_completion, completion, self.tool_call_format)
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         assembler = Assembler()
         stream = await client.chat.completions.create(
             **body, stream=True, stream_options={"include_usage": True}, timeout=self.timeout
         )
-        return await self._drain(stream, assembler.add) or assembler.response(self.tool_call_format)
+        failed = await self._drain(stream, assembler.add)
+        return failed or self._read(assembler.response, self.tool_call_format)
 
     def __repr__(self) -> str:
         return f"openai_model({self.model!r}, stream={self.stream})"
@@ -110,7 +106,8 @@ def openai_model(
             §13 format (``"hermes"``, ``"llama3_json"``, ...) and keep the prose as the text;
             None leaves the text as it is (the agent loop may still read calls from it).
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
-        timeout: Seconds for one call (None: no limit); past it, ``MODEL_TIMEOUT``.
+        timeout: A deadline in seconds on the whole call, a stream read to its end
+            included (None: no limit); past it, ``MODEL_TIMEOUT``.
         params: Sent with every request (``temperature``, ``max_tokens``, ``tool_choice``...).
 
     Returns:

@@ -12,9 +12,12 @@ from praxo_actors._errors import ToolCallError
 from praxo_actors.core import encode_json
 from praxo_actors.models import ImageBlock, Message, ModelError, Response, ToolCall, ToolSpec
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
-from praxo_actors.providers._wire import decode_arguments, pair_calls, text_calls, text_of
+from praxo_actors.providers._wire import decode_arguments, pair_calls, text_calls, text_of, typed
 
 __all__ = ["Assembler", "from_completion", "to_messages", "to_tools", "usage_of"]
+
+_TEXT = (str, type(None))
+_LIST = (list, type(None))
 
 
 def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -94,12 +97,16 @@ def from_completion(completion: Any, tool_call_format: str | None) -> Response |
     choices = getattr(completion, "choices", None)
     if not choices:
         return ModelError(MODEL_BAD_RESPONSE, "openai: the completion has no choices")
-    choice = choices[0]
+    choice = typed(choices, list, "choices")[0]
     message = choice.message
-    text = message.content or getattr(message, "refusal", None) or ""
+    text = (
+        typed(message.content, _TEXT, "message.content")
+        or typed(getattr(message, "refusal", None), _TEXT, "message.refusal")
+        or ""
+    )
     raw = [
-        (call.function.name, call.id, call.function.arguments)
-        for call in message.tool_calls or ()
+        (call.function.name, typed(call.id, _TEXT, "a tool call's id"), call.function.arguments)
+        for call in typed(message.tool_calls, _LIST, "message.tool_calls") or ()
         if getattr(call, "function", None) is not None
     ]
     return reply(text, raw, usage_of(completion.usage), choice.finish_reason, tool_call_format)
@@ -159,18 +166,20 @@ class Assembler:
             if delta is None:
                 continue
             if delta.content:
-                added += delta.content
-            for position, part in enumerate(delta.tool_calls or ()):
-                index = part.index if part.index is not None else position
-                call = self.calls.setdefault(index, ["", None, []])
+                added += typed(delta.content, str, "delta.content")
+            for position, part in enumerate(
+                typed(delta.tool_calls, _LIST, "delta.tool_calls") or ()
+            ):
+                index = typed(part.index, (int, type(None)), "a tool call's index")
+                call = self.calls.setdefault(position if index is None else index, ["", None, []])
                 if part.id:
-                    call[1] = part.id
+                    call[1] = typed(part.id, str, "a tool call's id")
                 function = part.function
                 if function is not None:
                     if function.name:
-                        call[0] += function.name
+                        call[0] += typed(function.name, str, "a tool call's name")
                     if function.arguments:
-                        call[2].append(function.arguments)
+                        call[2].append(typed(function.arguments, str, "a tool call's arguments"))
         if added:
             self.text.append(added)
         return added

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -15,9 +16,11 @@ from praxo_actors.models import Block, ImageBlock, Message, ModelError, ToolCall
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
 
 __all__ = [
+    "BODY_ERRORS",
     "SHAPE_ERRORS",
     "BadRequest",
     "CallIds",
+    "bad_body",
     "bad_shape",
     "check_format",
     "check_params",
@@ -27,6 +30,7 @@ __all__ = [
     "pair_calls",
     "text_calls",
     "text_of",
+    "typed",
 ]
 
 
@@ -34,11 +38,39 @@ SHAPE_ERRORS = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 """What reading an answer of the wrong shape raises: the SDKs do not validate what they get."""
 
 
+BODY_ERRORS = (json.JSONDecodeError, UnicodeDecodeError)
+"""What the SDKs raise for a body or stream event that is not JSON (or not UTF-8)."""
+
+
+def bad_body(provider: str, exc: Exception) -> ModelError:
+    """Return ``MODEL_BAD_RESPONSE`` for an answer that is not JSON."""
+    return ModelError(MODEL_BAD_RESPONSE, f"{provider}: the answer is not JSON: {exc}")
+
+
 def bad_shape(provider: str, exc: Exception) -> ModelError:
     """Return ``MODEL_BAD_RESPONSE`` for an answer whose shape could not be read."""
     return ModelError(
         MODEL_BAD_RESPONSE, f"{provider}: the answer has an unexpected shape: {exc!r}"
     )
+
+
+def typed(value: Any, kinds: type | tuple[type, ...], what: str) -> Any:
+    """Return ``value`` if it is one of ``kinds`` (a bool is no number here).
+
+    The SDKs build answers without validating them, so a field of the wrong type reaches us
+    as it was sent; reading it with this check makes it ``MODEL_BAD_RESPONSE``.
+
+    Raises:
+        TypeError: ``value`` is of another type (``what`` names the field).
+    """
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in _kinds(kinds)):
+        return value
+    names = " or ".join("null" if k is type(None) else k.__name__ for k in _kinds(kinds))
+    raise TypeError(f"{what} must be {names}, not {type(value).__name__}")
+
+
+def _kinds(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
 
 
 class BadRequest(Exception):
