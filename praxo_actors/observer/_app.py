@@ -115,7 +115,7 @@ def observer_app(
             return error_response(exc)
         return json_response(info)
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/observer.js", observer_js),
@@ -124,6 +124,8 @@ def observer_app(
             Route("/api/events", streams, methods=["GET"]),
         ]
     )
+    app.state.streams = streams  # for ObserverServer.stop: end the streams before the server
+    return app
 
 
 def _session_query(request: Request) -> tuple[str | None, int]:

@@ -62,8 +62,9 @@ class ObserverServer:
 
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise PraxoError("RUNTIME_INVALID_INPUT", f"port must be 0..65535, got {port!r}")
+        self._app = observer_app(runtime, client_buffer=client_buffer)
         config = uvicorn.Config(
-            observer_app(runtime, client_buffer=client_buffer),
+            self._app,
             host=host,
             port=port,
             log_level="warning",
@@ -105,7 +106,9 @@ class ObserverServer:
             self._failed.append(exc)
 
     def stop(self) -> None:
-        """Stop serving and wait (bounded) for the server's thread to end. Idempotent."""
+        """End the event streams, stop serving, and wait (bounded) for the server's thread to
+        end. Idempotent."""
+        self._app.state.streams.end()  # else uvicorn waits on them, then cancels them
         self._server.should_exit = True
         self._thread.join(self._timeout)
         self._socket.close()

@@ -241,6 +241,13 @@ class Streams:
                 self._lost_before += sub.statistics().dropped
         return sub
 
+    def end(self) -> None:
+        """End every client's stream now, as when the runtime stops (from any thread)."""
+        with self._lock:
+            fanouts = list(self._fanouts.values())
+        for fanout in fanouts:
+            _end_soon(fanout)
+
     def lose(self) -> None:
         """Count an event lost before any client's queue."""
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -161,3 +162,19 @@ def test_bad_client_buffers_are_refused(served: tuple[Runtime, ObserverServer]) 
         with pytest.raises(PraxoError) as info:
             observer_app(runtime, client_buffer=bad)  # type: ignore[arg-type]
         assert info.value.code == "RUNTIME_INVALID_INPUT"
+
+
+def test_stopping_the_server_ends_the_streams_first(
+    served: tuple[Runtime, ObserverServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``ObserverServer.stop()`` with a stream open (the runtime still running) ends it with
+    an ``end`` event instead of leaving uvicorn to cancel it."""
+    runtime, server = served
+    reader = Reader(server.url)
+    runtime.session("s").run("hi").get(timeout=TIMEOUT)
+    assert reader.wait_completed(1)
+    with caplog.at_level(logging.INFO, logger="uvicorn.error"):
+        server.stop()
+    reader.join()
+    assert (reader.completed, reader.ended) == (1, True)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
