@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ class RuntimeConfig:
     scheduler_threads: int | None = None
     io_threads: int = 256
     delivery_threads: int = 4
+    subscriber_timeout: float = 5.0
     timeout: float = 10.0
     resume: bool = False
     tracer_provider: Any = None
@@ -50,6 +52,8 @@ class RuntimeConfig:
             raise _bad("idle_timeout must be a positive number or None")
         if not (_is_number(self.timeout) and self.timeout > 0):
             raise _bad("timeout must be a positive number")
+        if not (_is_number(self.subscriber_timeout) and 0 < self.subscriber_timeout < math.inf):
+            raise _bad("subscriber_timeout must be a positive, finite number")
         key = self.checkpoint_key
         if key is not None and (not isinstance(key, bytes) or not key):
             raise _bad("checkpoint_key must be non-empty bytes")

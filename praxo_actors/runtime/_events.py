@@ -2,10 +2,12 @@
 
 Sessions publish events to the bus as encoded :class:`Publish` messages. The bus routes each
 event to the subscriptions whose pattern and session match, and each subscription delivers from
-its own bounded buffer on a small delivery pool, so a slow subscriber drops its own events
-(counted) and never slows the bus, a session, or another subscriber. Every subscriber gets its
-own decoded copy of an event. A subscriber that raises, or an actor that has stopped, is dead
-and is removed.
+its own bounded buffer, one event at a time, on a small delivery pool, so a slow subscriber
+drops its own events (counted) and never slows the bus, a session, or another subscriber. A
+call still running after ``subscriber_timeout`` seconds is reported and skipped: its thread
+leaves the pool (see :mod:`praxo_actors.runtime._delivery`) and the subscription's later events
+wait in its buffer until the call returns. Every subscriber gets its own decoded copy of an
+event. A subscriber that raises, or an actor that has stopped, is dead and is removed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import fnmatch
 import itertools
 import re
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -26,8 +29,8 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.actors import IOPool
 from praxo_actors.models import Event
+from praxo_actors.runtime._delivery import DeliveryPool, Worker
 from praxo_actors.runtime._protocol import Publish, decode
 
 __all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]
@@ -46,6 +49,8 @@ class SubscriptionStatistics(msgspec.Struct, frozen=True):
     dropped: int
     buffered: int
     active: bool
+    stuck: bool = False
+    """Whether a call to the subscriber has overrun ``subscriber_timeout`` and not returned."""
 
 
 class Subscription:
@@ -58,7 +63,6 @@ class Subscription:
         pattern: str,
         session_id: str | None,
         buffer: int,
-        ask_timeout: float,
     ) -> None:
         if buffer < 1:
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be at least 1")
@@ -69,7 +73,6 @@ class Subscription:
         self._bus = bus
         self._target = target
         self._is_actor = isinstance(target, pykka.ActorRef)
-        self._ask_timeout = ask_timeout
         self._maxlen = buffer
         self._buffer: deque[bytes] = deque()
         self._lock = threading.Lock()
@@ -77,6 +80,7 @@ class Subscription:
         self._active = True
         self._idle = threading.Event()
         self._idle.set()
+        self._calling: Worker | None = None  # the worker draining the buffer, if any
         self.delivered = 0
         self.dropped = 0
         self.on_close: Callable[[], None] | None = None
@@ -113,13 +117,20 @@ class Subscription:
                 dropped=self.dropped,
                 buffered=len(self._buffer),
                 active=self._active,
+                stuck=self.stuck,
             )
+
+    @property
+    def stuck(self) -> bool:
+        """Whether a call to the subscriber has overrun ``subscriber_timeout`` and not returned."""
+        worker = self._calling
+        return worker is not None and worker.retired and worker.started is not None
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until everything offered so far is delivered (or dropped); return success."""
         return self._idle.wait(timeout)
 
-    def _offer(self, payload: bytes, pool: IOPool) -> None:
+    def _offer(self, payload: bytes, pool: DeliveryPool) -> None:
         with self._lock:
             if not self._active:
                 return
@@ -131,38 +142,74 @@ class Subscription:
                 return
             self._draining = True
             self._idle.clear()
-        pool.submit(self._drain, (), self._drained)
+        self._schedule(pool)
 
-    def _drained(self, ok: bool, value: object) -> None:
-        if not ok:  # the pool is shut down (the bus is stopping), or the drain itself failed
+    def _schedule(self, pool: DeliveryPool) -> None:
+        if not pool.submit(self._drain):  # the pool is shut down: the bus is stopping
             with self._lock:
                 self._draining = False
                 self._idle.set()
 
-    def _drain(self) -> None:
+    def _drain(self, worker: Worker) -> None:
+        self._calling = worker
+        try:
+            resumed = self._deliver_buffer(worker)
+        finally:
+            self._calling = None
+        if resumed:  # the call overran and this thread left the pool: the rest goes back to it
+            logger.info("subscriber_resumed", subscription=self.id, pattern=self.pattern)
+            self._schedule(worker.pool)
+
+    def _deliver_buffer(self, worker: Worker) -> bool:
+        """Deliver the buffer, oldest first, until it is empty (return False) or ``worker`` is
+        retired (return True). An event leaves the buffer only once delivered, so the buffer
+        bounds what a stuck subscriber holds, the event in its call included."""
         while True:
             with self._lock:
                 if not self._buffer or not self._active:
                     self._draining = False
                     self._idle.set()
-                    return
+                    return False
                 batch = list(self._buffer)
-                self._buffer.clear()
+            done = 0
             for payload in batch:
-                if not self._deliver(_event_decoder.decode(payload)):
-                    return
+                if not self._active:
+                    break
+                worker.begin(self._overran)
+                try:
+                    alive = self._deliver(_event_decoder.decode(payload))
+                finally:
+                    worker.end()
+                if not alive:
+                    return False
+                done += 1
+                if worker.retired:
+                    break
+            with self._lock:
+                self.delivered += done
+                for _ in range(min(done, len(self._buffer))):
+                    self._buffer.popleft()
+            if worker.retired and self._active:
+                return True
+
+    def _overran(self, elapsed: float) -> None:
+        logger.warning(
+            "subscriber_stuck",
+            subscription=self.id,
+            pattern=self.pattern,
+            subscriber=_describe(self._target),
+            seconds=round(elapsed, 3),
+        )
 
     def _deliver(self, event: Event) -> bool:
         try:
             if self._is_actor:
                 ref: pykka.ActorRef[Any] = self._target  # type: ignore[assignment]
-                ref.ask(event, timeout=self._ask_timeout)
+                # No timeout: the watchdog bounds how long this holds a place in the pool, and
+                # a stopped actor answers at once (ActorDeadError).
+                ref.ask(event)
             else:
                 self._target(event)  # type: ignore[operator]
-        except pykka.Timeout:
-            with self._lock:
-                self.dropped += 1
-            return True
         except BaseException as exc:  # a failing subscriber is dead: remove it, keep the bus alive
             logger.warning(
                 "subscriber_removed",
@@ -178,9 +225,14 @@ class Subscription:
             self._bus._remove(self)
             self._closed()
             return False
-        with self._lock:
-            self.delivered += 1
         return True
+
+
+def _describe(target: object) -> str:
+    if isinstance(target, pykka.ActorRef):
+        return repr(target)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    return f"{getattr(target, '__module__', '?')}.{name}"
 
 
 class EventRouter:
@@ -190,11 +242,16 @@ class EventRouter:
     copy-on-write, so routing reads a snapshot without locking.
     """
 
-    def __init__(self, delivery_threads: int = 4) -> None:
+    def __init__(
+        self,
+        delivery_threads: int = 4,
+        subscriber_timeout: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._subscriptions: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
         # Daemon threads: a subscriber that hangs must not keep a process from exiting.
-        self._pool = IOPool(delivery_threads, name="praxo-events")
+        self.pool = DeliveryPool(delivery_threads, subscriber_timeout, clock=clock)
         self._closed = False
         self.routed = 0
         # Counts of ended subscriptions, so that the runtime's totals never fall.
@@ -211,7 +268,7 @@ class EventRouter:
                 if sub.matches(event):
                     if payload is None:
                         payload = _event_encoder.encode(event)
-                    sub._offer(payload, self._pool)
+                    sub._offer(payload, self.pool)
 
     def subscribe(
         self,
@@ -219,7 +276,6 @@ class EventRouter:
         pattern: str = "run.*",
         session_id: str | None = None,
         buffer: int = 1000,
-        ask_timeout: float = 5.0,
     ) -> Subscription:
         """Add a subscription; see :meth:`praxo_actors.runtime.Events.subscribe`."""
         if not (callable(target) or isinstance(target, pykka.ActorRef)):
@@ -232,7 +288,7 @@ class EventRouter:
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "session_id must be a str or None")
         if isinstance(buffer, bool) or not isinstance(buffer, int):
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int")
-        sub = Subscription(self, target, pattern, session_id, buffer, ask_timeout)
+        sub = Subscription(self, target, pattern, session_id, buffer)
         with self._lock:
             if self._closed:
                 raise PraxoError("RUNTIME_STOPPED", "the event bus is closed")
@@ -278,7 +334,7 @@ class EventRouter:
                 sub._active = False
                 sub._buffer.clear()
             sub._closed()
-        for name in self._pool.shutdown(timeout):
+        for name in self.pool.shutdown(timeout):
             logger.error("event_thread_abandoned", thread=name)
 
 

@@ -120,6 +120,7 @@ class Runtime:
         scheduler_threads: int | None = None,
         io_threads: int = 256,
         delivery_threads: int = 4,
+        subscriber_timeout: float = 5.0,
         timeout: float = 10.0,
         resume: bool = False,
         tracer_provider: Any = None,
@@ -151,6 +152,10 @@ class Runtime:
                 scheduler threads instead (their ``async`` callbacks still on the loop).
             io_threads: Threads for synchronous (blocking) model and tool callbacks.
             delivery_threads: Threads delivering events to subscribers.
+            subscriber_timeout: Seconds a subscriber's call may run before it is reported (a
+                ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
+                and a fresh one takes its place, and the subscription's events wait in its
+                buffer (or are dropped, counted) until the call returns. It stays subscribed.
             timeout: Bound on each internal wait (activation, store reads, shutdown).
             resume: Resume the durable runs a previous process left in the store: each agent's
                 sessions with a journaled run are restored as soon as that agent is registered
@@ -175,6 +180,7 @@ class Runtime:
             scheduler_threads=scheduler_threads,
             io_threads=io_threads,
             delivery_threads=delivery_threads,
+            subscriber_timeout=subscriber_timeout,
             timeout=timeout,
             resume=resume,
             tracer_provider=tracer_provider,
@@ -269,7 +275,7 @@ class Runtime:
         n = config.scheduler_threads
         self._thread_scheduler = None if n is None else Scheduler(n, name="praxo-sessions")
         self._io_pool = IOPool(config.io_threads)
-        self._bus = EventRouter(config.delivery_threads)
+        self._bus = EventRouter(config.delivery_threads, config.subscriber_timeout)
         self.events = Events(self._bus)
         self.registry = Registry()
         self._agents = Agents(config.tracer_provider, config.meter_provider)

@@ -34,7 +34,14 @@ def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) 
         assert observed.run(sid).output == "The product is 42."
     wait_for(lambda: observed.state()["latency_ms"]["count"] == 3, "three runs measured")
     state = observed.state()
-    assert set(state) == {"live_sessions", "sessions", "tree", "statistics", "latency_ms"}
+    assert set(state) == {
+        "live_sessions",
+        "sessions",
+        "tree",
+        "statistics",
+        "latency_ms",
+        "observer",
+    }
     assert state["live_sessions"] == 3
     assert [s["id"] for s in state["sessions"]] == ids
     for info in state["sessions"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -366,3 +367,138 @@ def test_stream_of_a_stopped_runtime_ends_at_once(runtime: Start) -> None:
             return [event async for event in events]
 
     assert asyncio.run(main()) == []
+
+
+# -- stuck subscribers -----------------------------------------------------------------------
+
+
+class _Counter:
+    """A subscriber that counts the events it gets; ``wait_count`` waits (bounded) for ``n``."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.count = 0
+
+    def __call__(self, _event: Event) -> None:
+        with self._changed:
+            self.count += 1
+            self._changed.notify_all()
+
+    def wait_count(self, n: int, timeout: float = TIMEOUT) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self.count >= n, timeout)
+
+
+class _Hang(_Counter):
+    """A counting subscriber whose calls block until ``release`` is set (bounded, so that a
+    failing test still ends its threads)."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self._release = release
+
+    def __call__(self, event: Event) -> None:
+        super().__call__(event)
+        self._release.wait(TIMEOUT * 3)
+
+
+class _HangingActor(pykka.ThreadingActor):
+    """An actor subscriber whose ``on_receive`` blocks until ``release`` is set (bounded)."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self._release = release
+
+    def on_receive(self, message: Any) -> Any:
+        self._release.wait(TIMEOUT * 3)
+        return None
+
+
+def test_stuck_subscribers_do_not_starve_the_others(
+    runtime: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With more stuck subscribers (callables and actors) than delivery threads, a well-behaved
+    subscriber still gets every event; each stuck one is reported once, holds ``buffer`` events
+    (the one in its call included), counts the rest dropped, and resumes from its buffer once
+    its call returns."""
+    runs, buffer = 3000, 5
+    rt = runtime(agents={"default": echo_agent}, delivery_threads=2, subscriber_timeout=0.1)
+    release = threading.Event()
+    actors = [_HangingActor.start(release) for _ in range(2)]
+    try:
+        with captured_logs(caplog, "praxo_actors.events", logging.INFO) as logs:
+            stuck = [
+                rt.events.subscribe(target, pattern="run.completed", buffer=buffer)
+                for target in [_Hang(release) for _ in range(3)] + actors
+            ]
+            good = _Counter()
+            rt.events.subscribe(good, pattern="run.completed", buffer=runs)
+            rt.session("s0").run("first").get(timeout=TIMEOUT)
+            assert good.wait_count(1), "the well-behaved subscriber waits behind stuck ones"
+            # Every stuck subscriber is now in a call on a thread that has left the pool.
+            wait_until(lambda: all(sub.statistics().stuck for sub in stuck))
+            futures = [rt.session(f"s{n % 100}").run(f"{n}") for n in range(1, runs)]
+            for future in futures:
+                future.get(timeout=TIMEOUT)
+            assert good.wait_count(runs), f"the well-behaved subscriber got {good.count}/{runs}"
+            for sub in stuck:
+                stats = sub.statistics()
+                assert (stats.delivered, stats.buffered, stats.stuck) == (0, buffer, True)
+                assert stats.dropped == runs - buffer
+            release.set()
+            for sub in stuck:
+                assert sub.wait_idle(TIMEOUT)
+        assert good.count == runs
+        for sub in stuck:
+            stats = sub.statistics()
+            assert (stats.delivered, stats.dropped, stats.buffered) == (buffer, runs - buffer, 0)
+            assert stats.active and not stats.stuck
+        # (A well-behaved call that a loaded machine stalls past 0.1 s is reported too.)
+        reported = [entry for entry in logs if entry["event"] == "subscriber_stuck"]
+        assert {sub.id for sub in stuck} <= {entry["subscription"] for entry in reported}
+        assert all(entry["log_level"] == "warning" for entry in reported)
+        assert rt.statistics().events_dropped == len(stuck) * (runs - buffer)
+    finally:
+        release.set()
+        for ref in actors:
+            ref.stop(timeout=TIMEOUT)
+
+
+def test_a_stuck_subscriber_stays_subscribed(runtime: Start) -> None:
+    """A subscriber skipped as stuck is not unsubscribed: once its call returns it gets the
+    events published after, as before."""
+    rt = runtime(agents={"default": echo_agent}, delivery_threads=1, subscriber_timeout=0.05)
+    release = threading.Event()
+    hang = _Hang(release)
+    sub = rt.events.subscribe(hang, pattern="run.completed", buffer=1)
+    rt.session("s1").run("1").get(timeout=TIMEOUT)
+    wait_until(lambda: sub.statistics().stuck)
+    release.set()
+    assert sub.wait_idle(TIMEOUT)
+    rt.session("s1").run("2").get(timeout=TIMEOUT)
+    assert hang.wait_count(2)
+    assert sub.wait_idle(TIMEOUT)
+    stats = sub.statistics()
+    assert (stats.delivered, stats.dropped, stats.active, stats.stuck) == (2, 0, True, False)
+    assert sub in rt.events.subscriptions
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("inf"), float("nan"), True, "5"])
+def test_bad_subscriber_timeout_is_refused(runtime: Start, value: object) -> None:
+    """A subscriber_timeout that is not a positive, finite number is RUNTIME_INVALID_CONFIG."""
+    with pytest.raises(PraxoError) as info:
+        runtime(subscriber_timeout=value)
+    assert info.value.code == "RUNTIME_INVALID_CONFIG"
+
+
+def test_astart_takes_subscriber_timeout() -> None:
+    """``Runtime.open`` takes ``subscriber_timeout`` as ``start`` does, and checks it."""
+
+    async def main() -> str:
+        async with Runtime.open(idle_timeout=None, subscriber_timeout=0.5) as rt:
+            assert rt.events.subscriptions == ()
+        with pytest.raises(PraxoError) as info:
+            await Runtime.astart(subscriber_timeout=-1)
+        return info.value.code
+
+    assert asyncio.run(main()) == "RUNTIME_INVALID_CONFIG"
