@@ -291,3 +291,21 @@ def test_redact_value_keeps_other_objects() -> None:
     marker = object()
     assert redact_value(marker) is marker
     assert redact_value(b"ada@example.com") == b"ada@example.com"
+
+
+def test_redact_value_with_keys_redacts_dict_keys_too() -> None:
+    """``keys=True`` redacts string keys at any depth as well as values."""
+    value = {"ada@example.com": ["x"], "n": [{"555-123-4567": "bob@example.org"}], 7: "k"}
+    assert redact_value(value, keys=True) == {EMAIL: ["x"], "n": [{PHONE: EMAIL}], 7: "k"}
+    assert redact_value(value) == {"ada@example.com": ["x"], "n": [{"555-123-4567": EMAIL}], 7: "k"}
+
+
+def test_redact_value_with_keys_keeps_keys_that_redact_alike() -> None:
+    """Keys that redact to the same text are all kept, numbered in their order."""
+    value = {"ada@example.com": 1, "bob@example.org": 2, f"{EMAIL} #2": 3, "eve@example.net": 4}
+    assert redact_value(value, keys=True) == {
+        EMAIL: 1,
+        f"{EMAIL} #2": 2,
+        f"{EMAIL} #2 #2": 3,
+        f"{EMAIL} #3": 4,
+    }
