@@ -309,3 +309,25 @@ def test_redact_value_with_keys_keeps_keys_that_redact_alike() -> None:
         f"{EMAIL} #2 #2": 3,
         f"{EMAIL} #3": 4,
     }
+
+
+class _CountingDict(dict[str, int]):
+    """A dict that counts its membership tests."""
+
+    checks = 0
+
+    def __contains__(self, key: object) -> bool:
+        type(self).checks += 1
+        return super().__contains__(key)
+
+
+def test_numbering_keys_that_redact_alike_is_linear() -> None:
+    """Numbering n keys that redact to one costs O(n) membership tests, not O(n²)."""
+    from praxo_actors.core._pii import _free_key
+
+    taken = _CountingDict()
+    numbers: dict[str, int] = {}
+    for value in range(2_000):
+        taken[_free_key(taken, EMAIL, numbers)] = value
+    assert len(taken) == 2_000 and f"{EMAIL} #2000" in taken
+    assert _CountingDict.checks <= 3 * 2_000 + 1
