@@ -19,9 +19,15 @@ from praxo_actors.models import ImageBlock, Message, TextBlock
 __all__ = ["messages_json", "value_json"]
 
 
-def messages_json(messages: list[Message]) -> str:
-    """Return ``messages`` as GenAI message JSON with PII redacted."""
+def messages_json(messages: list[Message], finish_reason: str | None = None) -> str:
+    """Return ``messages`` as GenAI message JSON with PII redacted.
+
+    Output messages pass the ``finish_reason`` each entry must carry; input messages have none.
+    """
     shaped = [_message(m) for m in messages]
+    if finish_reason is not None:
+        for entry in shaped:
+            entry["finish_reason"] = finish_reason
     try:
         return encode_json(shaped)
     except JSONError:  # arguments that are not JSON: the run fails on them, telemetry must not

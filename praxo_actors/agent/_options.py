@@ -51,6 +51,7 @@ class AgentOptions:
     meter_provider: Any = field(default=None, repr=False)
     capture_content: bool = False
     max_attribute_bytes: int | None = 16 * 1024
+    provider_name: str | None = None
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
@@ -98,8 +99,10 @@ class AgentOptions:
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
             raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
-        if self.name is not None and (not isinstance(self.name, str) or not self.name):
-            raise TypeError("name must be a non-empty str or None")
+        for name in ("name", "provider_name"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{name} must be a non-empty str or None")
         for name, method in (("tracer_provider", "get_tracer"), ("meter_provider", "get_meter")):
             provider = getattr(self, name)
             if provider is not None and not callable(getattr(provider, method, None)):
@@ -138,6 +141,7 @@ def new_agent_options(
     meter_provider: Any = None,
     capture_content: bool = False,
     max_attribute_bytes: int | None = 16 * 1024,
+    provider_name: str | None = None,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -169,6 +173,9 @@ def new_agent_options(
             PII-redacted, dict keys too (off by default: telemetry carries no content).
         max_attribute_bytes: The most UTF-8 bytes of any string telemetry records (an
             attribute, a status, an event); longer ones are cut at a character. None: no cut.
+        provider_name: ``gen_ai.provider.name`` of the run and of the calls of a model that
+            names none itself (``openai_model`` and ``anthropic_model`` do), e.g.
+            ``"openai"`` for a callback that calls OpenAI.
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
@@ -194,4 +201,5 @@ def new_agent_options(
         meter_provider=meter_provider,
         capture_content=capture_content,
         max_attribute_bytes=max_attribute_bytes,
+        provider_name=provider_name,
     )

@@ -17,6 +17,15 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent._content import messages_json, value_json
 from praxo_actors.agent._effects import CallModel, CallTool
+from praxo_actors.agent._genai import (
+    MEASURED,
+    PROVIDER,
+    finish_reason,
+    model_attributes,
+    model_name,
+    provider_of,
+    response_attributes,
+)
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._scrub import (
@@ -32,23 +41,7 @@ from praxo_actors.models import Message, ModelError, Response, RunResult
 if TYPE_CHECKING:
     from praxo_actors.agent._tracing import Telemetry
 
-__all__ = ["Call", "Run", "error_type", "model_name"]
-
-
-def model_name(model: Any) -> str:
-    """Return the name a model goes by: a provider's model id, else the callable's name.
-
-    Wrappers (``rate_limited``, ``retrying``) keep the model they wrap as ``.model``.
-    """
-    for _ in range(8):
-        inner = getattr(model, "model", None)
-        if isinstance(inner, str) and inner:
-            return inner
-        if inner is None or not callable(inner):
-            break
-        model = inner
-    name = getattr(model, "__name__", None)
-    return name if isinstance(name, str) else type(model).__name__
+__all__ = ["Call", "Run", "error_type"]
 
 
 def error_type(exc: BaseException) -> str:
@@ -63,7 +56,18 @@ def error_type(exc: BaseException) -> str:
 class Run:
     """One run's telemetry: its span (if tracing), its settings and its start time."""
 
-    __slots__ = ("agent", "content", "limit", "parent", "span", "started", "telemetry")
+    __slots__ = (
+        "agent",
+        "content",
+        "finish_reason",
+        "limit",
+        "parent",
+        "provider",
+        "session_id",
+        "span",
+        "started",
+        "telemetry",
+    )
 
     def __init__(
         self,
@@ -76,10 +80,17 @@ class Run:
         self.telemetry = telemetry
         self.content = options.capture_content
         self.limit = options.max_attribute_bytes
+        self.provider = options.provider_name
+        self.session_id = session_id
+        self.finish_reason = "stop"  # of the last answer, for the run's output message
         agent = options.name
-        self.agent: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
+        measured: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
+        provider = provider_of(options)
+        if provider is not None:
+            measured[PROVIDER] = provider
         if agent:
-            self.agent["gen_ai.agent.name"] = cut(agent, self.limit)
+            measured["gen_ai.agent.name"] = agent
+        self.agent = cut_attributes(measured, self.limit)
         self.span: Span | None = None
         self.parent: Any = None
         tracer = telemetry.tracer
@@ -121,7 +132,7 @@ class Run:
         span.set_attribute("praxo.run.steps", result.steps)
         if self.content:
             output = [Message(role="assistant", content=result.output)]
-            self.set(span, "gen_ai.output.messages", messages_json(output))
+            self.set(span, "gen_ai.output.messages", messages_json(output, self.finish_reason))
         span.end()
 
     def ended(self, error: str, message: str, exc: BaseException | None = None) -> None:
@@ -152,9 +163,12 @@ def _set_usage(span: Span, usage: dict[str, Any] | None) -> None:
 
 
 class Call:
-    """One model or tool call in flight: its span (if tracing) and its start time."""
+    """One model or tool call in flight: its span (if tracing) and its start time.
 
-    __slots__ = ("attributes", "effect", "run", "span", "started")
+    ``measured`` holds the attributes of its metric points (a model call's only).
+    """
+
+    __slots__ = ("effect", "measured", "run", "span", "started")
 
     def __init__(self, run: Run, effect: CallModel | CallTool) -> None:
         self.run = run
@@ -167,7 +181,13 @@ class Call:
             attributes: dict[str, Any] = {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": model,
+                **model_attributes(effect.model),
             }
+            if PROVIDER not in attributes and run.provider is not None:
+                attributes[PROVIDER] = run.provider
+            attributes = cut_attributes(attributes, limit)
+            self.measured = {k: v for k, v in attributes.items() if k in MEASURED}
+            attributes["gen_ai.conversation.id"] = cut(run.session_id, limit)
         else:
             assert type(effect) is CallTool
             tool = effect.tool
@@ -180,12 +200,13 @@ class Call:
             }
             if effect.call.id is not None:
                 attributes["gen_ai.tool.call.id"] = effect.call.id
-        self.attributes = cut_attributes(attributes, limit)
+            attributes = cut_attributes(attributes, limit)
+            self.measured = {}
         self.span: Span | None = None
         tracer = run.telemetry.tracer
         if tracer is not None:
             span = tracer.start_span(
-                cut(name, limit), context=run.parent, kind=kind, attributes=self.attributes
+                cut(name, limit), context=run.parent, kind=kind, attributes=attributes
             )
             if run.content:
                 if isinstance(effect, CallModel):
@@ -201,17 +222,29 @@ class Call:
         if type(reply) is ModelError or type(reply) is ToolError:
             self._end(reply.code, reply.message)
             return
-        span = self.span
-        content = self.run.content
-        if span is not None:
+        if type(self.effect) is CallModel:
             if type(reply) is Response:
-                _set_usage(span, reply.usage)
-                if content:
-                    output = messages_json([reply.message])
-                    self.run.set(span, "gen_ai.output.messages", output)
-            elif content and type(self.effect) is CallTool:
-                self.run.set(span, "gen_ai.tool.call.result", value_json(reply))
+                self._answered(reply)
+        elif self.span is not None and self.run.content:
+            self.run.set(self.span, "gen_ai.tool.call.result", value_json(reply))
         self._end(None, "", reply)
+
+    def _answered(self, reply: Response) -> None:
+        """Record what the model's answer says of itself (and, with content, the answer)."""
+        run = self.run
+        run.finish_reason = finish_reason(reply)
+        answered = cut_attributes(response_attributes(reply), run.limit)
+        response_model = answered.get("gen_ai.response.model")
+        if response_model is not None:
+            self.measured = {**self.measured, "gen_ai.response.model": response_model}
+        span = self.span
+        if span is None:
+            return
+        span.set_attributes(answered)
+        _set_usage(span, reply.usage)
+        if run.content:
+            output = messages_json([reply.message], run.finish_reason)
+            run.set(span, "gen_ai.output.messages", output)
 
     def failed(self, exc: BaseException) -> None:
         """End the call with the exception it raised (or the interrupt thrown into the run)."""
@@ -227,7 +260,7 @@ class Call:
         telemetry = self.run.telemetry
         if telemetry.duration is not None and type(self.effect) is CallModel:
             elapsed = time.perf_counter() - self.started
-            attributes = self.attributes
+            attributes = self.measured
             if error is not None:
                 attributes = {**attributes, "error.type": error_text(error, self.run.limit)}
             telemetry.duration.record(elapsed, attributes)

@@ -247,7 +247,9 @@ def test_hosted_runs_redact_keys_and_cut_values(runtime: Start, otel: Recorded, 
     assert json.loads(str(tool["gen_ai.tool.call.arguments"])) == {MARK: "x"}
     assert json.loads(str(tool["gen_ai.tool.call.result"])) == {MARK: "seen"}
     output = str((otel.span("invoke_agent mail").attributes or {})["gen_ai.output.messages"])
-    assert len(output) == 1_000 and output.startswith('[{"parts":[{"content":"yyy')
+    assert len(output) == 1_000 and output.startswith(
+        '[{"finish_reason":"stop","parts":[{"content":"yyy'
+    )
 
 
 @pytest.mark.parametrize("capture", [False, True])
@@ -286,3 +288,27 @@ def test_hosted_runs_redact_error_messages(
         assert span.status.description == f"cannot mail {MARK}"
         (event,) = span.events
         assert (event.attributes or {})["exception.message"] == f"cannot mail {MARK}"
+
+
+def test_hosted_runs_name_their_provider(runtime: Start, otel: Recorded) -> None:
+    """A hosted agent's provider_name is on its chat and run spans and every metric point; the
+    chat's output message has its finish_reason."""
+
+    def agent() -> Any:
+        return new_agent_options(EchoModel(), provider_name="acme", capture_content=True)
+
+    rt = runtime(
+        agents={"echo": agent},
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+    )
+    rt.session("s", agent="echo").run("hi").get(timeout=TIMEOUT)
+    chat = otel.wait_span("chat EchoModel")
+    run = otel.wait_span("invoke_agent echo")
+    for span in (chat, run):
+        assert (span.attributes or {})["gen_ai.provider.name"] == "acme"
+    (output,) = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
+    assert output["finish_reason"] == "stop"
+    durations = points(otel.metrics(), "gen_ai.client.operation.duration")
+    assert len(durations) == 2
+    assert all(p.attributes["gen_ai.provider.name"] == "acme" for p in durations)
