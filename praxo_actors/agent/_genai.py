@@ -39,7 +39,6 @@ MEASURED = frozenset(
         "gen_ai.response.model",
         "server.address",
         "server.port",
-        "error.type",
     }
 )
 # The providers' own stop reasons, as the output-message schema names them.
@@ -84,7 +83,7 @@ def model_attributes(model: Any) -> dict[str, Any]:
 
     A mapping that cannot be read, and entries whose key is not a string or whose value is not
     an attribute value (str, bool, int, float, or a list or tuple of str), are left out: they
-    must not fail the run.
+    must not fail the run. So is ``error.type``: only a failure sets it.
     """
     try:
         given = getattr(_leaf(model), "telemetry_attributes", None)
@@ -95,7 +94,7 @@ def model_attributes(model: Any) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     for key, value in items:
-        if not isinstance(key, str):
+        if not isinstance(key, str) or key == "error.type":
             continue
         if isinstance(value, str | bool | int | float):
             out[key] = value

@@ -54,13 +54,17 @@ def error_type(exc: BaseException) -> str:
 
 
 class Run:
-    """One run's telemetry: its span (if tracing), its settings and its start time."""
+    """One run's telemetry: its span (if tracing), its settings and its start time.
+
+    ``measured`` holds the attributes of its metric point; ``finish_reason`` is its last
+    answer's, for its output message.
+    """
 
     __slots__ = (
-        "agent",
         "content",
         "finish_reason",
         "limit",
+        "measured",
         "parent",
         "provider",
         "session_id",
@@ -82,7 +86,7 @@ class Run:
         self.limit = options.max_attribute_bytes
         self.provider = options.provider_name
         self.session_id = session_id
-        self.finish_reason = "stop"  # of the last answer, for the run's output message
+        self.finish_reason = "stop"
         agent = options.name
         measured: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent"}
         provider = provider_of(options)
@@ -90,13 +94,13 @@ class Run:
             measured[PROVIDER] = provider
         if agent:
             measured["gen_ai.agent.name"] = agent
-        self.agent = cut_attributes(measured, self.limit)
+        self.measured = cut_attributes(measured, self.limit)
         self.span: Span | None = None
         self.parent: Any = None
         tracer = telemetry.tracer
         if tracer is not None:
             attributes = {
-                **self.agent,
+                **self.measured,
                 "gen_ai.conversation.id": session_id,
                 "praxo.run.id": run_id,
             }
@@ -147,7 +151,7 @@ class Run:
         duration = self.telemetry.duration
         if duration is None:
             return
-        attributes = self.agent
+        attributes = self.measured
         if error is not None:
             attributes = {**attributes, "error.type": error_text(error, self.limit)}
         duration.record(time.perf_counter() - self.started, attributes)
@@ -179,9 +183,9 @@ class Call:
             name = f"chat {model}"
             kind = SpanKind.CLIENT
             attributes: dict[str, Any] = {
+                **model_attributes(effect.model),  # first: a model cannot rename the operation
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": model,
-                **model_attributes(effect.model),
             }
             if PROVIDER not in attributes and run.provider is not None:
                 attributes[PROVIDER] = run.provider

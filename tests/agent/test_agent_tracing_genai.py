@@ -135,7 +135,8 @@ class Described:
 def test_a_model_object_names_its_own_attributes(otel: Recorded) -> None:
     """A model's ``telemetry_attributes`` go on its chat spans (the provider, server and
     measured ones on its metric points too), before ``provider_name``; wrappers are looked
-    through; entries that are no attribute values are left out."""
+    through; entries that are no attribute values, ``error.type`` and the operation's own are
+    left out."""
     described = Described(
         {
             "gen_ai.provider.name": "acme",
@@ -145,6 +146,8 @@ def test_a_model_object_names_its_own_attributes(otel: Recorded) -> None:
             "gen_ai.request.stop_sequences": ["END"],
             "bad.value": {"nested": 1},
             7: "bad key",
+            "gen_ai.operation.name": "hijack",
+            "error.type": "never",
         }
     )
     model = retrying(rate_limited(described, requests_per_second=1000, max_concurrency=4))
