@@ -84,10 +84,18 @@ class Request(msgspec.Struct, frozen=True):
 
 
 class Response(msgspec.Struct, frozen=True):
-    """A model's successful answer."""
+    """A model's successful answer.
+
+    ``finish_reason``, ``id`` and ``model`` are what the server said of it (why it stopped,
+    e.g. ``"stop"`` or ``"length"``; the completion's id; the model that answered), when it
+    said so: telemetry records them, the loop does not read them.
+    """
 
     message: Message
     usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
+    id: str | None = None
+    model: str | None = None
 
 
 class ModelError(msgspec.Struct, frozen=True):

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-__all__ = ["Recorded", "points"]
+__all__ = ["TIMEOUT", "Recorded", "points"]
+
+TIMEOUT = 10.0
+
+
+class _Ended(SpanProcessor):
+    """Wake the threads waiting on ``ended`` each time a span has been exported."""
+
+    def __init__(self, ended: threading.Condition) -> None:
+        self.ended = ended
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self.ended:
+            self.ended.notify_all()
 
 
 class Recorded:
@@ -20,6 +35,9 @@ class Recorded:
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider()
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        # Added after the exporter's processor, so a woken waiter finds the span exported.
+        self.ended = threading.Condition()
+        self.tracer_provider.add_span_processor(_Ended(self.ended))
         self.reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.reader])
 
@@ -32,6 +50,24 @@ class Recorded:
         found = [s for s in self.spans() if s.name == name]
         assert len(found) == 1, f"{len(found)} spans named {name!r}: {self.names()}"
         return found[0]
+
+    def wait_for(
+        self, done: Callable[[list[ReadableSpan]], bool], timeout: float = TIMEOUT
+    ) -> list[ReadableSpan]:
+        """Wait until ``done(spans)`` holds for the finished spans; return them.
+
+        Raises:
+            AssertionError: It does not hold within ``timeout`` seconds.
+        """
+        with self.ended:
+            held = self.ended.wait_for(lambda: done(self.spans()), timeout)
+        assert held, f"spans not as awaited within {timeout} s: {self.names()}"
+        return self.spans()
+
+    def wait_span(self, name: str, timeout: float = TIMEOUT) -> ReadableSpan:
+        """Wait until a span called ``name`` has ended; return the one such span."""
+        self.wait_for(lambda spans: any(s.name == name for s in spans), timeout)
+        return self.span(name)
 
     def names(self) -> list[str]:
         """Return the finished spans' names, in the order they ended."""

@@ -3,8 +3,9 @@
 The shapes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.input.messages``,
 ``gen_ai.output.messages``): a list of ``{"role", "parts"}`` objects whose parts are ``text``,
 ``tool_call`` and ``tool_call_response``. Every string that could hold content (text, tool
-arguments, tool results) goes through :func:`~praxo_actors.core.redact_pii` first; nothing here
-is used unless the agent's options set ``capture_content=True``.
+arguments and results, their dict keys included) goes through
+:func:`~praxo_actors.core.redact_pii` first; nothing here is used unless the agent's options set
+``capture_content=True``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,25 @@ from praxo_actors.models import ImageBlock, Message, TextBlock
 __all__ = ["messages_json", "value_json"]
 
 
-def messages_json(messages: list[Message]) -> str:
-    """Return ``messages`` as GenAI message JSON with PII redacted."""
-    return encode_json([_message(m) for m in messages])
+def messages_json(messages: list[Message], finish_reason: str | None = None) -> str:
+    """Return ``messages`` as GenAI message JSON with PII redacted.
+
+    Output messages pass the ``finish_reason`` each entry must carry; input messages have none.
+    """
+    shaped = [_message(m) for m in messages]
+    if finish_reason is not None:
+        for entry in shaped:
+            entry["finish_reason"] = finish_reason
+    try:
+        return encode_json(shaped)
+    except JSONError:  # arguments that are not JSON: the run fails on them, telemetry must not
+        return encode_json(redact_pii(repr(shaped)))
 
 
 def value_json(value: Any) -> str:
     """Return a JSON value (a tool's arguments or result) encoded with PII redacted."""
     try:
-        return encode_json(redact_value(value))
+        return encode_json(redact_value(value, keys=True))
     except JSONError:
         return encode_json(redact_pii(repr(value)))
 
@@ -54,10 +65,17 @@ def _message(message: Message) -> dict[str, Any]:
                 "type": "tool_call",
                 "id": call.id,
                 "name": call.name,
-                "arguments": redact_value(call.arguments),
+                "arguments": _arguments(call.arguments),
             }
         )
     return {"role": message.role, "parts": parts}
+
+
+def _arguments(arguments: Any) -> Any:
+    try:
+        return redact_value(arguments, keys=True)
+    except JSONError:  # too deep, or holding itself: the run fails on it anyway
+        return redact_pii(repr(arguments))
 
 
 def _text(blocks: list[Any]) -> str:

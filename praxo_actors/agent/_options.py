@@ -50,6 +50,8 @@ class AgentOptions:
     tracer_provider: Any = field(default=None, repr=False)
     meter_provider: Any = field(default=None, repr=False)
     capture_content: bool = False
+    max_attribute_bytes: int | None = 16 * 1024
+    provider_name: str | None = None
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
@@ -88,11 +90,19 @@ class AgentOptions:
         for name in ("pii", "parse_text_tool_calls", "capture_content"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
+        limit = self.max_attribute_bytes
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise TypeError(f"max_attribute_bytes must be an int or None, got {limit!r}")
+            if limit < 1:
+                raise ValueError(f"max_attribute_bytes must be at least 1, got {limit}")
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
             raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
-        if self.name is not None and (not isinstance(self.name, str) or not self.name):
-            raise TypeError("name must be a non-empty str or None")
+        for name in ("name", "provider_name"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{name} must be a non-empty str or None")
         for name, method in (("tracer_provider", "get_tracer"), ("meter_provider", "get_meter")):
             provider = getattr(self, name)
             if provider is not None and not callable(getattr(provider, method, None)):
@@ -130,6 +140,8 @@ def new_agent_options(
     tracer_provider: Any = None,
     meter_provider: Any = None,
     capture_content: bool = False,
+    max_attribute_bytes: int | None = 16 * 1024,
+    provider_name: str | None = None,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -158,11 +170,17 @@ def new_agent_options(
             runtime's, else the global one; none set anywhere: no spans).
         meter_provider: An OpenTelemetry ``MeterProvider`` for its metrics (None likewise).
         capture_content: Record message content, tool arguments and tool results in spans,
-            PII-redacted (off by default: telemetry carries no content).
+            PII-redacted, dict keys too (off by default: telemetry carries no content).
+        max_attribute_bytes: The most UTF-8 bytes of any string telemetry records (an
+            attribute, a status, an event); longer ones are cut at a character. None: no cut.
+        provider_name: ``gen_ai.provider.name`` of the run and of the calls of a model that
+            names none itself (``openai_model`` and ``anthropic_model`` do), e.g.
+            ``"openai"`` for a callback that calls OpenAI.
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
-        ValueError: ``max_steps`` below 1, or two tools with the same name.
+        ValueError: ``max_steps`` or ``max_attribute_bytes`` below 1, or two tools with the
+            same name.
         ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``tool_call_format``.
     """
     return AgentOptions(
@@ -182,4 +200,6 @@ def new_agent_options(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
+        max_attribute_bytes=max_attribute_bytes,
+        provider_name=provider_name,
     )

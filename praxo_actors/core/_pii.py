@@ -89,13 +89,18 @@ def redact_pii(text: str) -> str:
     return _PHONE.sub(_redact_phone, text)
 
 
-def redact_value(value: Any) -> Any:
+def redact_value(value: Any, *, keys: bool = False) -> Any:
     """Return a copy of ``value`` with :func:`redact_pii` applied to every string in it.
 
     Strings inside lists, tuples and dict values are redacted at any depth up to
     :data:`~praxo_actors.core._json.MAX_DEPTH` containers; dict keys and values of other types are
     kept as they are. New containers are returned; ``value`` is never mutated. A container met
     twice is redacted once and its copy shared, so the work is linear in the distinct objects.
+
+    Args:
+        value: Any value.
+        keys: Redact string dict keys too (what telemetry records). A key that redacts to one
+            already in its dict is numbered, ``"[REDACTED_EMAIL] #2"``, so no entry is lost.
 
     Raises:
         JSONError: ``JSON_INVALID`` for containers nested deeper than ``MAX_DEPTH`` (512, the
@@ -105,10 +110,25 @@ def redact_value(value: Any) -> Any:
         return redact_pii(value)
     if not isinstance(value, dict | list | tuple):
         return value
-    return _redact_containers(value)
+    return _redact_containers(value, keys)
 
 
-def _redact_containers(root: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Any:
+def _free_key(taken: dict[Any, Any], key: str, numbers: dict[str, int]) -> str:
+    """Return ``key``, or the first of ``key #2``, ``key #3``… that ``taken`` does not hold.
+
+    ``numbers`` keeps the last number given to each key of this dict, so that a search starts
+    past it: a dict of 100,000 addresses is numbered in linear time, not quadratic.
+    """
+    if key not in taken:
+        return key
+    number = numbers.get(key, 1) + 1
+    while f"{key} #{number}" in taken:
+        number += 1
+    numbers[key] = number
+    return f"{key} #{number}"
+
+
+def _redact_containers(root: dict[Any, Any] | list[Any] | tuple[Any, ...], keys: bool) -> Any:
     """Redact a tree of containers without recursion (a frame per open container)."""
     done: dict[int, Any] = {}  # id of a finished container -> its copy (the input keeps ids live)
     active: set[int] = set()
@@ -120,17 +140,20 @@ def _redact_containers(root: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> An
             raise JSONError("JSON_INVALID", "value contains a cycle")
         active.add(id(container))
         if isinstance(container, dict):
-            return [container, iter(container.items()), {}, depth, None]
-        return [container, iter(container), [], depth, None]
+            return [container, iter(container.items()), {}, depth, None, {}]
+        return [container, iter(container), [], depth, None, None]
 
     stack = [open_frame(root, 1)]
     while True:
         frame = stack[-1]
-        container, items, out, depth, _ = frame
+        container, items, out, depth, _, numbers = frame
         is_dict = isinstance(container, dict)
         descended = False
         for item in items:
             key, child = item if is_dict else (None, item)
+            if keys and isinstance(key, str):
+                # Nothing else enters ``out`` before this key does, even after a descent.
+                key = _free_key(out, redact_pii(key), numbers)
             if isinstance(child, str):
                 child = redact_pii(child)
             elif isinstance(child, dict | list | tuple):

@@ -8,6 +8,7 @@ from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._anthropic_wire import Assembler, from_message, to_messages, to_tools
 from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_BAD_REQUEST
+from praxo_actors.providers._telemetry import model_attributes
 from praxo_actors.providers._wire import (
     BadRequest,
     check_params,
@@ -82,6 +83,12 @@ class AnthropicModel(ClientModel):
 
     def __repr__(self) -> str:
         return f"anthropic_model({self.model!r}, stream={self.stream})"
+
+    @property
+    def telemetry_attributes(self) -> dict[str, Any]:
+        """What this model's ``chat`` spans carry: provider, server, request parameters."""
+        params = {"max_tokens": self.max_tokens, **self.params}
+        return model_attributes("anthropic", self._clients.base_url, params)
 
 
 def anthropic_model(

@@ -13,6 +13,7 @@ from typing import Any
 from praxo_actors._errors import ToolCallError
 from praxo_actors.models import ImageBlock, Message, ModelError, Response, ToolSpec
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
+from praxo_actors.providers._telemetry import text_or_none
 from praxo_actors.providers._wire import BadRequest, decode_arguments, pair_calls, text_of, typed
 
 __all__ = ["Assembler", "from_message", "to_messages", "to_tools", "usage_of"]
@@ -116,14 +117,26 @@ def usage_of(usage: Any, into: dict[str, Any] | None = None) -> dict[str, Any] |
 
 
 def _reply(
-    text: str, raw_calls: list[tuple[Any, Any, Any]], usage: Any, stop_reason: Any
+    text: str,
+    raw_calls: list[tuple[Any, Any, Any]],
+    usage: Any,
+    stop_reason: Any,
+    said: Any = None,
 ) -> Response | ModelError:
+    """Return the response of a reply; ``said`` is the message the API began its answer with
+    (its id and model), if any."""
     note = " (the answer was cut at max_tokens)" if stop_reason == "max_tokens" else ""
     try:
         calls = [decode_arguments(name, call_id, args, note) for name, call_id, args in raw_calls]
     except ToolCallError as exc:
         return ModelError(exc.code, f"anthropic: {exc.message}")
-    return Response(Message(role="assistant", content=text, tool_calls=calls), usage=usage)
+    return Response(
+        Message(role="assistant", content=text, tool_calls=calls),
+        usage=usage,
+        finish_reason=text_or_none(stop_reason),
+        id=text_or_none(getattr(said, "id", None)),
+        model=text_or_none(getattr(said, "model", None)),
+    )
 
 
 def from_message(message: Any) -> Response | ModelError:
@@ -139,7 +152,7 @@ def from_message(message: Any) -> Response | ModelError:
             text.append(typed(block.text, str, "a text block's text"))
         elif kind == "tool_use":
             calls.append((block.name, typed(block.id, str, "a tool_use block's id"), block.input))
-    return _reply("".join(text), calls, usage_of(message.usage), message.stop_reason)
+    return _reply("".join(text), calls, usage_of(message.usage), message.stop_reason, message)
 
 
 class Assembler:
@@ -150,6 +163,7 @@ class Assembler:
         self.calls: dict[int, list[Any]] = {}  # block index -> [name, id, JSON fragments]
         self.usage: dict[str, Any] | None = None
         self.stop_reason: Any = None
+        self.said: Any = None  # the message_start event's message: its id and model
         self.started = self.stopped = False
 
     def add(self, event: Any) -> str:
@@ -157,6 +171,7 @@ class Assembler:
         kind = typed(event.type, str, "an event's type")  # others are skipped
         if kind == "message_start":
             self.started = True
+            self.said = event.message
             self.usage = usage_of(event.message.usage)
         elif kind == "content_block_start":
             block = event.content_block
@@ -188,4 +203,4 @@ class Assembler:
             (name, call_id, "".join(fragments))
             for _, (name, call_id, fragments) in sorted(self.calls.items())
         ]
-        return _reply("".join(self.text), raw, self.usage, self.stop_reason)
+        return _reply("".join(self.text), raw, self.usage, self.stop_reason, self.said)

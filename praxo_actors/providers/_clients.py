@@ -37,6 +37,8 @@ class LoopClients:
         )
         # Made at once, so that bad settings fail the factory call; the first loop claims it.
         self._spare: Any = make() if given is None else None
+        # Where every client connects: telemetry's server.address and server.port.
+        self.base_url: Any = getattr(given or self._spare, "base_url", None)
 
     def sample(self) -> Any:
         """Return a client with the model's settings, to inspect (not to call on a loop)."""

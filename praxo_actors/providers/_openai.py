@@ -8,6 +8,7 @@ from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
+from praxo_actors.providers._telemetry import model_attributes
 from praxo_actors.providers._wire import (
     BadRequest,
     check_format,
@@ -79,6 +80,11 @@ class OpenAIModel(ClientModel):
 
     def __repr__(self) -> str:
         return f"openai_model({self.model!r}, stream={self.stream})"
+
+    @property
+    def telemetry_attributes(self) -> dict[str, Any]:
+        """What this model's ``chat`` spans carry: provider, server, request parameters."""
+        return model_attributes("openai", self._clients.base_url, self.params)
 
 
 def openai_model(

@@ -12,6 +12,7 @@ from praxo_actors._errors import ToolCallError
 from praxo_actors.core import encode_json
 from praxo_actors.models import ImageBlock, Message, ModelError, Response, ToolCall, ToolSpec
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
+from praxo_actors.providers._telemetry import text_or_none
 from praxo_actors.providers._wire import decode_arguments, pair_calls, text_calls, text_of, typed
 
 __all__ = ["Assembler", "from_completion", "to_messages", "to_tools", "usage_of"]
@@ -109,7 +110,10 @@ def from_completion(completion: Any, tool_call_format: str | None) -> Response |
         for call in typed(message.tool_calls, _LIST, "message.tool_calls") or ()
         if getattr(call, "function", None) is not None
     ]
-    return reply(text, raw, usage_of(completion.usage), choice.finish_reason, tool_call_format)
+    said = (getattr(completion, "id", None), getattr(completion, "model", None))
+    return reply(
+        text, raw, usage_of(completion.usage), choice.finish_reason, tool_call_format, said
+    )
 
 
 def reply(
@@ -118,8 +122,10 @@ def reply(
     usage: dict[str, Any] | None,
     finish_reason: Any,
     tool_call_format: str | None,
+    said: tuple[Any, Any] = (None, None),
 ) -> Response | ModelError:
-    """Return the response for a reply's text and its calls as sent (name, id, JSON text)."""
+    """Return the response for a reply's text and its calls as sent (name, id, JSON text);
+    ``said`` is the completion's id and model, as the server gave them."""
     note = " (the answer was cut at its token limit)" if finish_reason == "length" else ""
     calls: list[ToolCall] = []
     try:
@@ -132,7 +138,13 @@ def reply(
         if isinstance(parsed, ModelError):
             return parsed
         text, calls = parsed
-    return Response(Message(role="assistant", content=text, tool_calls=calls), usage=usage)
+    return Response(
+        Message(role="assistant", content=text, tool_calls=calls),
+        usage=usage,
+        finish_reason=text_or_none(finish_reason),
+        id=text_or_none(said[0]),
+        model=text_or_none(said[1]),
+    )
 
 
 class Assembler:
@@ -146,11 +158,14 @@ class Assembler:
         self.calls: dict[int, list[Any]] = {}  # index -> [name, id, argument fragments]
         self.usage: dict[str, Any] | None = None
         self.finish_reason: Any = None
+        self.said: tuple[Any, Any] = (None, None)  # the completion's id and model
         self.chunks = 0
 
     def add(self, chunk: Any) -> str:
         """Take one chunk; return the text it adds."""
         self.chunks += 1
+        if self.said == (None, None):  # every chunk repeats them: the first one's are kept
+            self.said = (getattr(chunk, "id", None), getattr(chunk, "model", None))
         if getattr(chunk, "usage", None) is not None:
             self.usage = usage_of(chunk.usage)
         added = ""
@@ -192,4 +207,5 @@ class Assembler:
             (name, call_id, "".join(fragments))
             for _, (name, call_id, fragments) in sorted(self.calls.items())
         ]
-        return reply("".join(self.text), raw, self.usage, self.finish_reason, tool_call_format)
+        text = "".join(self.text)
+        return reply(text, raw, self.usage, self.finish_reason, tool_call_format, self.said)

@@ -96,6 +96,7 @@ def test_a_run_is_one_invoke_agent_span_with_chat_and_tool_children(otel: Record
     assert chat.attributes == {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "ScriptedModel",
+        "gen_ai.conversation.id": "s-1",
     }
     tool = otel.span("execute_tool add")
     assert tool.attributes == {
@@ -137,7 +138,11 @@ def test_captured_content_is_pii_redacted(otel: Recorded) -> None:
         {"role": "user", "parts": [{"type": "text", "content": "add 2 and 3 for [REDACTED_EMAIL]"}]}
     ]
     assert json.loads(str(attributes["gen_ai.output.messages"])) == [
-        {"role": "assistant", "parts": [{"type": "text", "content": "5, [REDACTED_EMAIL]"}]}
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "5, [REDACTED_EMAIL]"}],
+            "finish_reason": "stop",
+        }
     ]
     tool = otel.span("execute_tool add").attributes or {}
     assert json.loads(str(tool["gen_ai.tool.call.arguments"])) == {

@@ -291,3 +291,43 @@ def test_redact_value_keeps_other_objects() -> None:
     marker = object()
     assert redact_value(marker) is marker
     assert redact_value(b"ada@example.com") == b"ada@example.com"
+
+
+def test_redact_value_with_keys_redacts_dict_keys_too() -> None:
+    """``keys=True`` redacts string keys at any depth as well as values."""
+    value = {"ada@example.com": ["x"], "n": [{"555-123-4567": "bob@example.org"}], 7: "k"}
+    assert redact_value(value, keys=True) == {EMAIL: ["x"], "n": [{PHONE: EMAIL}], 7: "k"}
+    assert redact_value(value) == {"ada@example.com": ["x"], "n": [{"555-123-4567": EMAIL}], 7: "k"}
+
+
+def test_redact_value_with_keys_keeps_keys_that_redact_alike() -> None:
+    """Keys that redact to the same text are all kept, numbered in their order."""
+    value = {"ada@example.com": 1, "bob@example.org": 2, f"{EMAIL} #2": 3, "eve@example.net": 4}
+    assert redact_value(value, keys=True) == {
+        EMAIL: 1,
+        f"{EMAIL} #2": 2,
+        f"{EMAIL} #2 #2": 3,
+        f"{EMAIL} #3": 4,
+    }
+
+
+class _CountingDict(dict[str, int]):
+    """A dict that counts its membership tests."""
+
+    checks = 0
+
+    def __contains__(self, key: object) -> bool:
+        type(self).checks += 1
+        return super().__contains__(key)
+
+
+def test_numbering_keys_that_redact_alike_is_linear() -> None:
+    """Numbering n keys that redact to one costs O(n) membership tests, not O(n²)."""
+    from praxo_actors.core._pii import _free_key
+
+    taken = _CountingDict()
+    numbers: dict[str, int] = {}
+    for value in range(2_000):
+        taken[_free_key(taken, EMAIL, numbers)] = value
+    assert len(taken) == 2_000 and f"{EMAIL} #2000" in taken
+    assert _CountingDict.checks <= 3 * 2_000 + 1

@@ -59,7 +59,13 @@ def test_a_text_reply_keeps_its_usage(server: Server) -> None:
         Reply(message([{"type": "text", "text": "hi "}, {"type": "text", "text": "you"}], **usage))
     )
     [result] = ask(model(server), request())
-    assert result == Response(Message(role="assistant", content="hi you"), usage=usage)
+    assert result == Response(
+        Message(role="assistant", content="hi you"),
+        usage=usage,
+        finish_reason="end_turn",
+        id="msg_1",
+        model="m",
+    )
     sent = server.requests[0]
     assert sent.path == "/v1/messages"
     assert "sk-ant" in (sent.headers.get("x-api-key", "") + sent.headers.get("authorization", ""))
@@ -236,6 +242,9 @@ def test_a_stream_sends_deltas_while_the_call_runs_and_assembles_calls(server: S
             tool_calls=[ToolCall("look", {"q": "x"}, "tu1"), ToolCall("ping", {}, "tu2")],
         ),
         usage={"input_tokens": 21, "output_tokens": 9},
+        finish_reason="tool_use",
+        id="msg_1",
+        model="m",
     )
     assert server.bodies()[0]["stream"] is True
 

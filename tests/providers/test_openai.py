@@ -51,6 +51,9 @@ def test_a_text_reply_keeps_its_usage(server: Server) -> None:
     assert result == Response(
         Message(role="assistant", content="hello there"),
         usage={"input_tokens": 11, "output_tokens": 7},
+        finish_reason="stop",
+        id="chatcmpl-1",
+        model="m",
     )
     sent = server.requests[0]
     assert sent.path == "/v1/chat/completions"
@@ -333,7 +336,11 @@ def test_a_stream_sends_deltas_while_the_call_runs(server: Server) -> None:
     [result] = streamed(model(server, stream=True), deltas, request())
     assert deltas.texts == ["Hel", "lo"]
     assert result == Response(
-        Message(role="assistant", content="Hello"), usage={"input_tokens": 3, "output_tokens": 2}
+        Message(role="assistant", content="Hello"),
+        usage={"input_tokens": 3, "output_tokens": 2},
+        finish_reason="stop",
+        id="c",
+        model="m",
     )
     body = server.bodies()[0]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,7 +14,7 @@ from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import Tool, new_agent_options
-from praxo_actors.models import ToolCall
+from praxo_actors.models import ModelError, ToolCall
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import EchoModel, ScriptedModel
 
@@ -178,3 +179,136 @@ def test_a_bad_provider_is_an_invalid_config(runtime: Start, field: str) -> None
         runtime(**{field: "not a provider"})
     assert info.value.code == "RUNTIME_INVALID_CONFIG"
     assert field in info.value.message
+
+
+EMAIL = "ada@example.com"
+MARK = "[REDACTED_EMAIL]"
+
+
+def hosted_script(mode: str, *replies: Any) -> Callable[[], Any]:
+    """Return a factory of models giving ``replies`` in order, sync or ``async def``."""
+
+    def factory() -> Any:
+        model = ScriptedModel(list(replies))
+        if mode == "sync":
+            return model
+
+        async def answer(request: Any) -> Any:
+            await asyncio.sleep(0)
+            return model(request)
+
+        return answer
+
+    return factory
+
+
+def hosted_tool(mode: str, name: str, function: Callable[[Any], Any]) -> Tool:
+    """Return a tool running ``function``, sync or ``async def``."""
+    if mode == "sync":
+        return Tool(name, "", {}, function)
+
+    async def handler(arguments: Any) -> Any:
+        await asyncio.sleep(0)
+        return function(arguments)
+
+    return Tool(name, "", {}, handler)
+
+
+def recorded_text(otel: Recorded) -> str:
+    """Return the spans' attributes, statuses and events, and the metrics' attributes."""
+    parts: list[Any] = [
+        [
+            dict(s.attributes or {}),
+            s.status.description,
+            [dict(e.attributes or {}) for e in s.events],
+        ]
+        for s in otel.spans()
+    ]
+    parts.append([dict(p.attributes) for points in otel.metrics().values() for p in points])
+    return json.dumps(parts)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_hosted_runs_redact_keys_and_cut_values(runtime: Start, otel: Recorded, mode: str) -> None:
+    """A hosted run with capture_content redacts dict keys and cuts values to the options' size."""
+    echo = hosted_tool(mode, "echo", lambda _a: {EMAIL: "seen"})
+
+    def agent() -> Any:
+        model = hosted_script(mode, ToolCall("echo", {EMAIL: "x"}, id="c1"), "y" * 5_000)()
+        return new_agent_options(
+            model, tools=[echo], capture_content=True, max_attribute_bytes=1_000
+        )
+
+    rt = runtime(agents={"mail": agent}, tracer_provider=otel.tracer_provider)
+    rt.session("s", agent="mail").run("go").get(timeout=TIMEOUT)
+    otel.wait_span("invoke_agent mail")
+    assert EMAIL not in recorded_text(otel)
+    tool = otel.span("execute_tool echo").attributes or {}
+    assert json.loads(str(tool["gen_ai.tool.call.arguments"])) == {MARK: "x"}
+    assert json.loads(str(tool["gen_ai.tool.call.result"])) == {MARK: "seen"}
+    output = str((otel.span("invoke_agent mail").attributes or {})["gen_ai.output.messages"])
+    assert len(output) == 1_000 and output.startswith(
+        '[{"finish_reason":"stop","parts":[{"content":"yyy'
+    )
+
+
+@pytest.mark.parametrize("capture", [False, True])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_hosted_runs_redact_error_messages(
+    runtime: Start, otel: Recorded, mode: str, capture: bool
+) -> None:
+    """A ModelError's and a tool's PraxoError's messages reach hosted runs' spans redacted."""
+
+    def mail(_arguments: Any) -> Any:
+        raise PraxoError("MAIL_FAILED", f"cannot mail {EMAIL}")
+
+    def refused() -> Any:
+        model = hosted_script(mode, ModelError("MODEL_REFUSED", f"not for {EMAIL}"))()
+        return new_agent_options(model, capture_content=capture)
+
+    def mailer() -> Any:
+        model = hosted_script(mode, ToolCall("mail", {}, id="c1"))()
+        tools = [hosted_tool(mode, "mail", mail)]
+        return new_agent_options(model, tools=tools, capture_content=capture)
+
+    rt = runtime(
+        agents={"refused": refused, "mailer": mailer},
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+    )
+    assert error_code(rt.session("a", agent="refused").run("hi")) == "MODEL_REFUSED"
+    assert error_code(rt.session("b", agent="mailer").run("go")) == "MAIL_FAILED"
+    otel.wait_for(lambda spans: len([s for s in spans if s.name.startswith("invoke")]) == 2)
+    assert EMAIL not in recorded_text(otel)
+    for name in ("chat", "invoke_agent refused"):
+        span = next(s for s in otel.spans() if s.name.startswith(name))
+        assert span.status.description == f"not for {MARK}"
+    for name in ("execute_tool mail", "invoke_agent mailer"):
+        span = otel.span(name)
+        assert span.status.description == f"cannot mail {MARK}"
+        (event,) = span.events
+        assert (event.attributes or {})["exception.message"] == f"cannot mail {MARK}"
+
+
+def test_hosted_runs_name_their_provider(runtime: Start, otel: Recorded) -> None:
+    """A hosted agent's provider_name is on its chat and run spans and every metric point; the
+    chat's output message has its finish_reason."""
+
+    def agent() -> Any:
+        return new_agent_options(EchoModel(), provider_name="acme", capture_content=True)
+
+    rt = runtime(
+        agents={"echo": agent},
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+    )
+    rt.session("s", agent="echo").run("hi").get(timeout=TIMEOUT)
+    chat = otel.wait_span("chat EchoModel")
+    run = otel.wait_span("invoke_agent echo")
+    for span in (chat, run):
+        assert (span.attributes or {})["gen_ai.provider.name"] == "acme"
+    (output,) = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
+    assert output["finish_reason"] == "stop"
+    durations = points(otel.metrics(), "gen_ai.client.operation.duration")
+    assert len(durations) == 2
+    assert all(p.attributes["gen_ai.provider.name"] == "acme" for p in durations)
