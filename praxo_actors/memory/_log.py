@@ -258,8 +258,9 @@ class SessionLog:
         """
         transaction = getattr(self.store, "session_transaction", None)
         if transaction is not None:  # a shared database: the compare-and-set holds across hosts
-            with transaction([c.session_id for c in commits if c.record is not None]):
-                return self._write(commits, appends)
+            ids = [c.session_id for c in commits if c.record is not None]
+            applied: list[bool] = transaction(ids, lambda: self._write(commits, appends))
+            return applied
         if self._lock is None:
             return self._write(commits, appends)
         with self._lock:
