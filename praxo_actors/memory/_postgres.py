@@ -60,7 +60,10 @@ def _encode_ns(namespace: Namespace) -> bytes:
 
 
 def _decode_ns(blob: bytes) -> Namespace:
-    return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
+    try:
+        return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
+    except UnicodeDecodeError as exc:  # only a row written past the store could hold this
+        raise PraxoError("STORE_FAILED", f"a stored namespace is not UTF-8: {exc}") from None
 
 
 def _failed(exc: BaseException) -> PraxoError:
@@ -350,7 +353,7 @@ class PostgresStore(StoreBase):
                 (*params, limit, offset),
             ).fetchall()
         )
-        return (_Row(_decode_ns(blob), key, text, c, u) for blob, key, text, c, u in rows)
+        return iter([_Row(_decode_ns(blob), key, text, c, u) for blob, key, text, c, u in rows])
 
     def _namespaces(self, prefix: Namespace) -> Iterator[Namespace]:
         where, params = self._range(prefix)
@@ -359,7 +362,7 @@ class PostgresStore(StoreBase):
                 f"SELECT DISTINCT namespace FROM {self._table} {where} ORDER BY namespace", params
             ).fetchall()
         )
-        return (_decode_ns(blob) for (blob,) in rows)
+        return iter([_decode_ns(blob) for (blob,) in rows])
 
     def _close(self) -> None:
         self._drop()
