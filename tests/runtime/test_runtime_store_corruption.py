@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _damage import DAMAGE, damage_live, sound_file
+from _helpers import captured_logs
 from _runtime_helpers import TIMEOUT, echo_agent
 
 from praxo_actors import PraxoError
@@ -39,11 +41,12 @@ def test_start_on_a_damaged_file_fails_store_corrupt(
 
 
 def test_a_file_damaged_under_a_running_runtime_fails_runs_store_failed(
-    runtime: Start, tmp_path: Path
+    runtime: Start, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Damaged in use: runs on live and new sessions, durable runs, reads of the store and of
-    pending runs all fail with ``STORE_FAILED`` (never a sqlite3 error); the runtime stops
-    cleanly and will not start on the file again (``STORE_CORRUPT``)."""
+    pending runs all fail with ``STORE_FAILED`` (never a sqlite3 error), each failed write
+    logged with its code; the runtime stops cleanly and will not start on the file again
+    (``STORE_CORRUPT``)."""
     path = tmp_path / "m.sqlite3"
     rt = runtime(store=path, agents={"default": echo_agent})
     rt.register_agent("durable", echo_agent, durable=True)
@@ -52,7 +55,11 @@ def test_a_file_damaged_under_a_running_runtime_fails_runs_store_failed(
     assert first.get(timeout=TIMEOUT).output == "before"
     assert rt.session("d", "durable").run("before").get(timeout=TIMEOUT).output == "before"
     damage_live(path)
-    assert _code(live.run("after").get, timeout=TIMEOUT) == "STORE_FAILED"
+    with captured_logs(caplog, "praxo_actors.runtime", logging.ERROR) as logged:
+        assert _code(live.run("after").get, timeout=TIMEOUT) == "STORE_FAILED"
+    failures = [e for e in logged if e["event"] == "session_log_write_failed"]
+    assert [(e["code"], e["commits"]) for e in failures] == [("STORE_FAILED", 1)]
+    assert "corrupt" in failures[0]["error"]
     assert _code(live.run("again").get, timeout=TIMEOUT) == "STORE_FAILED"
     assert _code(rt.session("new").run("x").get, timeout=TIMEOUT) == "STORE_FAILED"
     assert _code(rt.session("d", "durable").run("x").get, timeout=TIMEOUT) == "STORE_FAILED"
