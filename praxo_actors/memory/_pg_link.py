@@ -100,7 +100,7 @@ class Link:
         try:
             return work(conn)
         except (psycopg.Error, _Again) as exc:
-            if not (self._lost(conn) and (retry or isinstance(exc, _Again))):
+            if not (self._lost(conn) and retry):
                 raise failed(exc) from None
         conn = self._connection()  # the first attempt after a loss is at once
         try:
