@@ -1,4 +1,5 @@
-"""Agents ``bench/cluster.py`` registers by import path (the hosts, Ray workers, import them)."""
+"""Agents ``bench/cluster.py`` and ``bench/store_faults.py`` register by import path (the
+hosts, Ray workers, import them)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,15 @@ async def _zero(_request: Request) -> Response:
 def zero() -> AgentOptions:
     """Answer at once: what is measured is the path of a run, not the model."""
     return new_agent_options(_zero)
+
+
+async def _echo(request: Request) -> Response:
+    return Response(message_assistant(f"echo: {request.messages[-1].content}"))
+
+
+def echo() -> AgentOptions:
+    """Answer with the input, so that a caller can tell its run's answer."""
+    return new_agent_options(_echo)
 
 
 def _busy(_request: Request) -> Response:

@@ -15,7 +15,9 @@ A document is a JSON object stored under a *namespace* (a non-empty tuple of lab
 Codes: ``MEMORY_INVALID_NAMESPACE``, ``MEMORY_INVALID_KEY``, ``MEMORY_INVALID_VALUE``
 (also for a ``filter`` that is not a JSON object), and ``MEMORY_SCHEMA_VERSION`` for a SQLite
 file written by an unknown schema. Plain argument mistakes (a negative ``limit``, a non-str
-``query``) raise ``ValueError`` / ``TypeError``, as Python's own APIs do.
+``query``) raise ``ValueError`` / ``TypeError``, as Python's own APIs do. A database that fails
+raises a ``PraxoError``, never the driver's own exception: ``STORE_CORRUPT`` when a SQLite file
+is not a sound store database at open, ``STORE_FAILED`` for any call the database failed.
 """
 
 from __future__ import annotations

@@ -117,7 +117,10 @@ class _StoreLogic:
             applied = self.log.write(commits, appends)
             self.saves += len(commits)
             self.flushes += 1
-        except PraxoError as exc:
+        except PraxoError as exc:  # the store's own code (STORE_FAILED: its database failed)
+            logger.error(
+                "session_log_write_failed", commits=len(commits), code=exc.code, error=exc.message
+            )
             error = exc.code
         except Exception as exc:  # a failing store must not take the runtime down
             logger.error("session_log_write_failed", commits=len(commits), error=repr(exc))
