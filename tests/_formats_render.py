@@ -100,10 +100,11 @@ def render(fmt: str, calls: list[Call]) -> tuple[str, list[ToolCall]]:
         text = f"<|tool_calls_section_begin|>{inner}<|tool_calls_section_end|>"
         return text, [ToolCall(n, a, i) for (n, a), i in zip(calls, ids, strict=True)]
     if fmt in ("qwen3_coder", "seed_oss"):
-        tag = "tool_call" if fmt == "qwen3_coder" else "seed:tool_call"
+        # Qwen3-Coder's template puts a newline on each side of a value; Seed-OSS's puts none.
+        tag, pad = ("tool_call", "\n") if fmt == "qwen3_coder" else ("seed:tool_call", "")
         text = "".join(
             f"<{tag}>\n<function={n}>\n"
-            + "".join(f"<parameter={k}>\n{_raw(v)}\n</parameter>\n" for k, v in a.items())
+            + "".join(f"<parameter={k}>{pad}{_raw(v)}{pad}</parameter>\n" for k, v in a.items())
             + f"</function>\n</{tag}>\n"
             for n, a in calls
         )

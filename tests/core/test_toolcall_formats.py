@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from praxo_actors.core import (
     ToolCallError,
@@ -15,7 +17,17 @@ from praxo_actors.core import (
     tool_call_format_for,
     tool_call_formats,
 )
+from praxo_actors.core._json import try_parse_json
 from praxo_actors.models import ToolCall
+
+# How each template writes one string argument: right against its tags (no layout newline).
+_UNLAID = {
+    "glm45": "<tool_call>f\n<arg_key>v</arg_key>\n<arg_value>{}</arg_value>\n</tool_call>",
+    "minimax_m2": '<minimax:tool_call>\n<invoke name="f">\n<parameter name="v">{}</parameter>\n'
+    "</invoke>\n</minimax:tool_call>",
+    "seed_oss": "<seed:tool_call>\n<function=f>\n<parameter=v>{}</parameter>\n</function>\n"
+    "</seed:tool_call>",
+}
 
 
 def test_every_format_of_the_spec_is_listed() -> None:
@@ -47,7 +59,8 @@ def test_an_unknown_format_is_refused(entry: object, name: object) -> None:
         ("NousResearch/Hermes-3-Llama-3.1-8B", "hermes"),
         ("meta-llama/Llama-3.1-8B-Instruct", "llama3_json"),
         ("meta-llama/Llama-3.3-70B-Instruct", "llama3_json"),
-        ("meta-llama/Llama-3.2-3B-Instruct", "pythonic"),
+        ("meta-llama/Llama-3.2-3B-Instruct", "llama3_json"),
+        ("meta-llama/Llama-3.2-1B-Instruct", "llama3_json"),
         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "pythonic"),
         ("Team-ACE/ToolACE-8B", "pythonic"),
         ("mistralai/Mistral-Small-3.2-24B-Instruct-2506", "mistral"),
@@ -56,6 +69,8 @@ def test_an_unknown_format_is_refused(entry: object, name: object) -> None:
         ("mistralai/Mistral-7B-Instruct-v0.3", "mistral"),
         ("deepseek-ai/DeepSeek-V3-0324", "deepseek_v3"),
         ("deepseek-ai/DeepSeek-R1-0528", "deepseek_v3"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "deepseek_v3"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "deepseek_v3"),
         ("deepseek-ai/DeepSeek-V3.1", "deepseek_v31"),
         ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek_v31"),
         ("moonshotai/Kimi-K2-Instruct-0905", "kimi_k2"),
@@ -63,6 +78,9 @@ def test_an_unknown_format_is_refused(entry: object, name: object) -> None:
         ("zai-org/GLM-4.5-Air", "glm45"),
         ("zai-org/GLM-4.6", "glm45"),
         ("openai/gpt-oss-20b", "openai"),
+        ("llm-jp/llm-jp-4.1-8b-thinking", "openai"),
+        ("meetkai/functionary-medium-v3.1", "llama3_json"),
+        ("meetkai/functionary-medium-v3.2", None),
         ("ibm-granite/granite-3.3-8b-instruct", "granite"),
         ("ibm-granite/granite-4.0-h-small", "hermes"),
         ("ibm-granite/granite-20b-functioncalling", "granite_20b_fc"),
@@ -174,3 +192,40 @@ def test_auto_on_marker_free_text_guesses_nothing_beyond_the_default_set() -> No
         'Result: [{"name": "f", "arguments": {}}] and more',
     ):
         assert parse_tool_calls(text, format="auto") == parse_tool_calls(text) == []
+
+
+@given(
+    fmt=st.sampled_from(sorted(_UNLAID)),
+    core=st.text(alphabet="ab \t\n\"'\\é{}[]", min_size=1, max_size=12),
+    lead=st.sampled_from(["", "\n", "\n\n"]),
+    trail=st.sampled_from(["", "\n", "\n\n"]),
+)
+def test_a_value_s_own_edge_newlines_are_kept_where_no_layout_surrounds_it(
+    fmt: str, core: str, lead: str, trail: str
+) -> None:
+    """A string written against its tags keeps its leading or trailing newlines as they are."""
+    value = lead + core.strip() + trail
+    found, _ = try_parse_json(value)
+    if not core.strip() or found or value.strip()[:1] in "{[":
+        return  # a JSON document or a literal is read as a value, not a string
+    if fmt == "seed_oss" and lead and trail:
+        value = value[1:-1]  # a newline at both ends is Qwen-style layout there
+    text = _UNLAID[fmt].format(lead + core.strip() + trail)
+    assert parse_tool_calls(text, format=fmt) == [ToolCall("f", {"v": value})]
+    assert parse_tool_calls(text, format="auto") == [ToolCall("f", {"v": value})]
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [("True", True), ("False", False), ("None", None), ("[1, 'a', None]", [1, "a", None])],
+)
+@pytest.mark.parametrize("fmt", ["qwen3_coder", "seed_oss"])
+def test_python_spellings_are_values_where_the_template_writes_them(
+    fmt: str, written: str, value: object
+) -> None:
+    """Qwen3-Coder and Seed-OSS read True, False, None and literals as their templates wrote."""
+    tag = "tool_call" if fmt == "qwen3_coder" else "seed:tool_call"
+    text = f"<{tag}>\n<function=f>\n<parameter=v>\n{written}\n</parameter>\n</function>\n</{tag}>"
+    assert parse_tool_calls(text, format=fmt) == [ToolCall("f", {"v": value})]
+    glm = f"<tool_call>f<arg_key>v</arg_key><arg_value>{written}</arg_value></tool_call>"
+    assert parse_tool_calls(glm, format="glm45") == [ToolCall("f", {"v": written})]

@@ -4,8 +4,10 @@ Markers are special tokens and dedicated tags (``[TOOL_CALLS]``, ``<|tool_call_s
 ``<minimax:tool_call>``…), looked for outside reasoning. The first one in the text decides the
 format, and the whole text is read in that format. ``<tool_call>`` is shared, so what follows it
 decides: ``<function=`` is Qwen3-Coder, ``[`` Granite, a bare name GLM, JSON Hermes (or the
-default set when the text also has the default set's other markup). A text that is one JSON
-document, or has no marker, is read by the default set; nothing else is guessed.
+default set when the text also has the default set's other markup). Llama 3's end-of-turn
+tokens (``<|eot_id|>``, ``<|eom_id|>``) mark its output too, so a JSON call written before one
+is Llama's. A text that is one JSON document, or has no marker, is read by the default set;
+nothing else is guessed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = ["choose_format"]
 _MARKERS: tuple[tuple[str, str], ...] = (
     (r"<\|python_tag\|>", "llama3_json"),
     (r"<function=[^>\n]*>\s*\{", "llama3_json"),
+    (r"<\|eot_id\|>|<\|eom_id\|>", "llama3_json"),  # Llama 3's end of turn, after its JSON call
     (r"<\|python_start\|>", "pythonic"),
     (r"\[TOOL_CALLS\]", "mistral"),
     (re.escape("<｜tool▁calls▁begin｜>"), "deepseek"),

@@ -7,11 +7,16 @@ import re
 __all__ = ["tool_call_format_for"]
 
 # First match wins: fine-tunes named after their base (Hermes-3-Llama-3.1, Llama-xLAM-2,
-# llama-3-firefunction-v2, Llama-3.3-Nemotron) come before the base family.
+# llama-3-firefunction-v2, Llama-3.3-Nemotron, DeepSeek-R1-Distill-Qwen) come before the base
+# family. Each family maps to what its own chat template writes (tests/core/template_corpus.json
+# holds the templates' output), not to what a server may be configured to expect.
 _RULES: tuple[tuple[str, str], ...] = (
     (r"functiongemma", "functiongemma"),
     (r"gpt-oss", "openai"),
     (r"hermes", "hermes"),
+    (r"functionary-.*v3\.1", "llama3_json"),  # <function=NAME>{…}</function>
+    (r"llm-jp-4", "openai"),  # harmony, as gpt-oss
+    (r"deepseek-r1-distill-qwen", "deepseek_v3"),  # DeepSeek markup, not Qwen's
     (r"xlam", "xlam"),
     (r"firefunction", "firefunction_v2"),
     (r"toolace", "pythonic"),
@@ -21,17 +26,17 @@ _RULES: tuple[tuple[str, str], ...] = (
     (r"nemotron-3-nano|nemotron-nano-3", "qwen3_coder"),
     (r"nemotron-nano-\d+b-v2|nemotron-h-|llama-3\.[13]-nemotron", "nemotron_v2"),
     (r"qwen3-coder|qwen3\.5", "qwen3_coder"),
-    (r"qwen|qwq", "hermes"),
+    (r"step-3\.5", "qwen3_coder"),
+    (r"qwen|qwq|mimo-|bielik|reka-", "hermes"),
     (r"llama-4", "pythonic"),
-    (r"llama-3\.2-[13]b", "pythonic"),
-    (r"llama-3", "llama3_json"),
+    (r"llama-3", "llama3_json"),  # 3.2 too: its template writes {"name", "parameters"}
     (r"mistral|ministral|mixtral|devstral|magistral|codestral|pixtral", "mistral"),
     (r"deepseek-v3\.1", "deepseek_v31"),
     (r"deepseek-v3(?!\.)|deepseek-r1", "deepseek_v3"),
     (r"kimi-k2", "kimi_k2"),
-    (r"glm-4\.[567]", "glm45"),
+    (r"glm-4\.[567]|spark-x|laguna|(?:^|/)ling-\d", "glm45"),
     (r"internlm", "internlm"),
-    (r"jamba", "jamba"),
+    (r"jamba|apriel", "jamba"),
     (r"hunyuan-a13b", "hunyuan_a13b"),
     (r"minimax-m2", "minimax_m2"),
     (r"minimax", "minimax"),

@@ -35,7 +35,7 @@ from praxo_actors.core._formats._scan import (
 )
 from praxo_actors.models import ToolCall
 
-__all__ = ["FORMATS", "python_call", "python_calls"]
+__all__ = ["FORMATS", "python_call", "python_calls", "python_literal"]
 
 _NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
@@ -66,6 +66,16 @@ def python_call(source: str, *, method: str | None = None) -> ToolCall:
             raise ToolCallError("TOOL_CALL_MALFORMED", f"expected NAME.{method}(...)")
         tree = ast.Call(func=func.value, args=tree.args, keywords=tree.keywords)
     return _call(tree)
+
+
+def python_literal(source: str) -> Any:
+    """Return the value of a Python literal (JSON's ``true``/``false``/``null`` too).
+
+    Raises:
+        ToolCallError: ``TOOL_CALL_INVALID_JSON`` when it is not Python,
+            ``TOOL_CALL_INVALID_ARGUMENTS`` when it is not a literal.
+    """
+    return _literal(_parse(source))
 
 
 def _parse(source: str) -> ast.expr:
