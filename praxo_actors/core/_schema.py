@@ -111,37 +111,47 @@ def compile_validator(schema: Any) -> Validator:
     later change to ``schema`` calls for a new validator. A call skips the cache lookup (an
     encoding of the schema) that every :func:`validate_schema` call makes.
     """
-    check = _compiled_or_none(schema)
+    compiled = _compiled_or_none(schema)
 
     def validate(value: Any) -> list[SchemaError]:
-        return _validate(check, value)
+        return _validate(compiled, value)
 
     return validate
 
 
-def _validate(check: Check | None, value: Any) -> list[SchemaError]:
-    """Run ``check`` (None: the schema was too deep to compile) over ``value``."""
+# A compiled schema, and whether its checks use the Run of a validation.
+_Compiled = tuple[Check, bool]
+# Shared by validations whose checks never touch their Run: it stays empty.
+_UNUSED_RUN = Run()
+
+
+def _validate(compiled: _Compiled | None, value: Any) -> list[SchemaError]:
+    """Run a compiled schema (None: too deep to compile) over ``value``."""
+    if compiled is None:
+        return [_TOO_DEEP]
+    check, stateful = compiled
     errs: list[Raw] = []
-    run = Run()
+    run = Run() if stateful else _UNUSED_RUN
     try:
-        if check is None:
-            raise RecursionError
         check(value, None, errs, run)
     except RecursionError:
-        return [SchemaError("", "schema", "the schema or the value is nested too deeply")]
+        return [_TOO_DEEP]
     if run.broken:
         errs.extend(run.broken)
     return _finish(errs) if errs else []
 
 
-def _compiled_or_none(schema: Any) -> Check | None:
+_TOO_DEEP = SchemaError("", "schema", "the schema or the value is nested too deeply")
+
+
+def _compiled_or_none(schema: Any) -> _Compiled | None:
     try:
         return _compiled(schema)
     except RecursionError:  # nested beyond the interpreter's limit: reported by _validate
         return None
 
 
-def _compiled(schema: Any) -> Check:
+def _compiled(schema: Any) -> _Compiled:
     if isinstance(schema, dict) and schema:
         try:
             key = _encode(schema)
@@ -149,13 +159,18 @@ def _compiled(schema: Any) -> Check:
             pass  # not encodable (huge ints, non-JSON objects): compile this once, uncached
         else:
             return _compiled_from(key)
-    return Compiler(schema).compile(schema)
+    return _compile(schema)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _compiled_from(key: bytes) -> Check:
-    schema = _decode(key)
-    return Compiler(schema).compile(schema)
+def _compiled_from(key: bytes) -> _Compiled:
+    return _compile(_decode(key))
+
+
+def _compile(schema: Any) -> _Compiled:
+    compiler = Compiler(schema)
+    check = compiler.compile(schema)
+    return check, compiler.stateful
 
 
 def _finish(raw: list[Raw]) -> list[SchemaError]:

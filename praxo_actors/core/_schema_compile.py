@@ -89,12 +89,15 @@ def _faulty(faults: tuple[tuple[str, str], ...]) -> Check:
 class Compiler:
     """Compile the schema objects of one root schema, each once, resolving ``$ref`` lazily."""
 
-    __slots__ = ("_memo", "root")
+    __slots__ = ("_memo", "root", "stateful")
 
     def __init__(self, root: Any) -> None:
         self.root = root
         # Keyed by id(): the compiler holds the root, so the ids of its parts stay valid.
         self._memo: dict[int, Check] = {}
+        # Whether any check compiled uses its Run (a $ref, a pattern, a schema fault): if none
+        # does, one validation needs no Run of its own.
+        self.stateful = False
 
     def compile(self, schema: Any) -> Check:
         """Return the closure checking values against ``schema`` (a part of the root)."""
@@ -104,6 +107,7 @@ class Compiler:
         return check
 
     def _ref(self, ref: Any) -> Check:
+        self.stateful = True
         target: Check | None = None
 
         def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
@@ -147,6 +151,7 @@ class Compiler:
         if schema is False:
             return _reject
         if not isinstance(schema, dict):
+            self.stateful = True
             return _faulty(
                 (("schema", f"a schema must be an object or a boolean, not {describe(schema)}"),)
             )
@@ -254,6 +259,8 @@ class Compiler:
                 faults.append(("not", "'not' must be a schema"))
         has_applicators = bool(applied) or negated is not None
         broken = tuple(faults)
+        if broken or regex is not None:
+            self.stateful = True
         # Fast paths for what most properties of a tool's arguments say: the checks of the
         # general closure below, without testing for every keyword the schema does not have.
         plain = not (broken or ref is not None or const is not _MISSING) and not (
