@@ -94,12 +94,30 @@ def tool(
             parts allowed, at most 64 characters).
     """
     if fn is None:
-        return functools.partial(_make, name=name, description=description, delivery=delivery)
-    return _make(fn, name=name, description=description, delivery=delivery)
+
+        def decorate(fn: Callable[..., Any]) -> Tool:
+            scope = _caller_locals()
+            return _make(fn, name=name, description=description, delivery=delivery, scope=scope)
+
+        return decorate
+    scope = _caller_locals()
+    return _make(fn, name=name, description=description, delivery=delivery, scope=scope)
+
+
+def _caller_locals() -> dict[str, Any]:
+    """The local names where the tool is made: a string annotation may name a local class."""
+    frame = inspect.currentframe()
+    caller = frame.f_back.f_back if frame is not None and frame.f_back is not None else None
+    return dict(caller.f_locals) if caller is not None else {}
 
 
 def _make(
-    fn: Callable[..., Any], *, name: str | None, description: str | None, delivery: Delivery
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    description: str | None,
+    delivery: Delivery,
+    scope: dict[str, Any],
 ) -> Tool:
     if not callable(fn):
         raise TypeError(f"@tool takes a function, not {type(fn).__name__}")
@@ -111,7 +129,7 @@ def _make(
     summary, documented = describe(inspect.getdoc(fn))
     if description is not None and not isinstance(description, str):
         raise TypeError("description must be a str or None")
-    arguments, contexts = _arguments_type(fn, tool_name)
+    arguments, contexts = _arguments_type(fn, tool_name, scope)
     try:
         schema = inline_root(msgspec.json.schema(arguments))
     except (TypeError, ValueError) as exc:
@@ -128,12 +146,19 @@ def _make(
     )
 
 
-def _arguments_type(fn: Callable[..., Any], tool_name: str) -> tuple[type[Any], tuple[str, ...]]:
+def _arguments_type(
+    fn: Callable[..., Any], tool_name: str, scope: dict[str, Any]
+) -> tuple[type[Any], tuple[str, ...]]:
     """Return the Struct type of ``fn``'s arguments, and its parameters that take the context."""
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
     try:
         hints = typing.get_type_hints(target, include_extras=True)
-    except Exception as exc:  # a NameError from a string annotation, most often
+    except NameError:
+        try:  # a string annotation naming a class local to where the tool is made
+            hints = typing.get_type_hints(target, localns=scope, include_extras=True)
+        except Exception as exc:
+            raise TypeError(f"tool {tool_name!r}: its annotations do not resolve: {exc}") from None
+    except Exception as exc:
         raise TypeError(f"tool {tool_name!r}: its annotations do not resolve: {exc}") from None
     fields: list[tuple[Any, ...]] = []
     contexts: list[str] = []

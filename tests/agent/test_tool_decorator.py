@@ -446,3 +446,21 @@ def test_annotations_that_do_not_resolve_are_refused() -> None:
 
     with pytest.raises(TypeError, match="annotations do not resolve"):
         tool(broken)
+
+
+def test_string_annotations_may_name_classes_local_to_where_the_tool_is_made() -> None:
+    """Under ``from __future__ import annotations`` a local Struct still resolves."""
+
+    class Local(msgspec.Struct):
+        size: int
+
+    @tool
+    def measure(item: Local) -> str:
+        return str(item.size)
+
+    @tool(name="measure_again")
+    def measure_again(item: Local) -> str:
+        return str(item.size)
+
+    assert measure.handler({"item": {"size": 4}}) == "4"
+    assert measure_again.handler({"item": {"size": 5}}) == "5"
