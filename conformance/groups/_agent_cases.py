@@ -7,12 +7,14 @@ A case (shared by the ``agent_loop`` and ``middleware`` groups) holds:
   ``{"error": {"code", "message"?}}`` (a ModelError), ``{"raise": true}`` (the callback raises),
   ``{"malformed": true}`` (returns something that is neither) — or ``{"fallback": [m1, m2]}``
   with each ``m`` itself a model;
-- ``tools``: ``{"name", "echo": true | "returns": value | "tool_error": {...} | "raises": true |
-  "mutates": true | "unencodable": true | "interrupts": payload}``;
-- ``options``: ``max_steps``, ``parse_text_tool_calls``, ``pii``, ``tool_selection`` (names),
-  ``call_limit`` (``[model, tool]``), ``structured_output`` (``{"schema", "max_repairs",
-  "repairs"?: [replies], "repairer_raises"?}``), ``compaction`` (``{"max_tokens", "keep_last"?,
-  "summaries"?: [replies]}``), ``approval`` (tool names);
+- ``tools``: ``{"name", "parameters"?: schema, "echo": true | "returns": value | "tool_error":
+  {...} | "raises": true | "mutates": true | "unencodable": true | "interrupts": payload |
+  "retry": message}`` (``retry``: the handler raises ``ToolRetry(message)``);
+- ``options``: ``max_steps``, ``parse_text_tool_calls``, ``pii``, ``validate_tool_arguments``,
+  ``max_tool_retries``, ``instructions`` (a str), ``tool_selection`` (names), ``call_limit``
+  (``[model, tool]``), ``structured_output`` (``{"schema", "max_repairs", "repairs"?: [replies],
+  "repairer_raises"?}``), ``compaction`` (``{"max_tokens", "keep_last"?, "summaries"?:
+  [replies]}``), ``approval`` (tool names);
 - ``resume``: values to resume an interrupted run with, in order (``resume_agent`` on the last
   result's session each time).
 
@@ -38,6 +40,7 @@ from praxo_actors.agent import (
     Interrupt,
     Tool,
     ToolError,
+    ToolRetry,
     fallback_model,
     new_agent_options,
     resume_agent,
@@ -148,6 +151,8 @@ def _tool(spec: dict[str, Any], log: Log) -> Tool:
             return {1, 2}
         if "interrupts" in spec:
             return Interrupt(spec["interrupts"])
+        if "retry" in spec:
+            raise ToolRetry(spec["retry"])
         return None
 
     return Tool(name, spec.get("description", ""), spec.get("parameters", {}), handler)
@@ -183,7 +188,14 @@ def _structured(spec: dict[str, Any], log: Log) -> Any:
 def _fields(case: dict[str, Any], log: Log) -> dict[str, Any]:
     opts = dict(case.get("options", {}))
     fields: dict[str, Any] = {}
-    for name in ("max_steps", "parse_text_tool_calls", "pii"):
+    for name in (
+        "max_steps",
+        "parse_text_tool_calls",
+        "pii",
+        "validate_tool_arguments",
+        "max_tool_retries",
+        "instructions",
+    ):
         if name in opts:
             fields[name] = opts[name]
     if opts.get("tool_selection") is not None:

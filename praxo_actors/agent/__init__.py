@@ -55,12 +55,13 @@ from praxo_actors.agent._effects import (
     Emit,
 )
 from praxo_actors.agent._fallback import FallbackModel, Model, fallback_model
+from praxo_actors.agent._function_tool import tool
 from praxo_actors.agent._interrupt import Interrupt
 from praxo_actors.agent._journaled import Journal, ListJournal, StoreJournal
-from praxo_actors.agent._options import AgentOptions, Sink, new_agent_options
+from praxo_actors.agent._options import AgentOptions, Instructions, Sink, new_agent_options
 from praxo_actors.agent._run import AgentRun, start_run
 from praxo_actors.agent._runid import new_run_id
-from praxo_actors.agent._tool import Tool, ToolError
+from praxo_actors.agent._tool import Tool, ToolError, ToolRetry
 
 __all__ = [
     "AgentError",
@@ -74,6 +75,7 @@ __all__ = [
     "Effect",
     "Emit",
     "FallbackModel",
+    "Instructions",
     "Interrupt",
     "Journal",
     "ListJournal",
@@ -84,6 +86,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "ToolRetry",
     "aresume_agent",
     "arun_agent",
     "call",
@@ -94,5 +97,6 @@ __all__ = [
     "resume_agent",
     "run_agent",
     "start_run",
+    "tool",
     "tool_context",
 ]

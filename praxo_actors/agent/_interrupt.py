@@ -62,6 +62,7 @@ class Pending(msgspec.Struct, frozen=True):
     tool_calls: int = 0
     usage: dict[str, int] = {}
     seq: int = 0  # the run's next event number: a resumed run numbers on
+    tool_retries: int = 0
 
 
 def pending_of(session: Session) -> Pending | None:
@@ -83,7 +84,10 @@ def with_pending(metadata: dict[str, Any], pending: Pending | None) -> dict[str,
     """Return ``metadata`` with the pending run set (or removed, for None)."""
     out = {k: v for k, v in metadata.items() if k != PENDING_KEY}
     if pending is not None:
-        out[PENDING_KEY] = msgspec.to_builtins(pending)
+        raw = msgspec.to_builtins(pending)
+        if not raw["tool_retries"]:
+            del raw["tool_retries"]  # written only when used: records from before it are alike
+        out[PENDING_KEY] = raw
     return out
 
 

@@ -23,7 +23,7 @@ from praxo_actors.agent._journal import (
     started_entry,
 )
 from praxo_actors.agent._run import AgentRun
-from praxo_actors.agent._tool import ToolError
+from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
 from praxo_actors.models import RunResult
 
 __all__ = ["Journal", "ListJournal", "StoreJournal", "arun_journaled", "run_journaled"]
@@ -151,6 +151,12 @@ class _Replay:
             self.count += 1
 
 
+def _retried(exc: ToolRetry) -> ToolError:
+    # The result a raised ToolRetry stands for, journaled like any result so that a replay
+    # answers the call alike (an exception would leave no entry, and the replay would drift).
+    return ToolError(TOOL_RETRY, exc.message)
+
+
 def run_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult:
     """Drive ``run`` to its end synchronously, journaling (or replaying) each effect."""
     replay = _Replay(journal, run, session_id)
@@ -167,8 +173,10 @@ def run_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult
                     reply.close()
                     raise TypeError(f"an async callback needs arun_agent: {effect!r}")
             except Exception as exc:
-                effect = run.throw(exc)
-                continue
+                if not (isinstance(exc, ToolRetry) and isinstance(effect, CallTool)):
+                    effect = run.throw(exc)
+                    continue
+                reply = _retried(exc)
             replay.after(effect, reply)
             effect = run.send(reply)
         elif isinstance(effect, Emit) and replay.replaying:
@@ -201,8 +209,10 @@ async def arun_journaled(run: AgentRun, journal: Journal, session_id: str) -> Ru
                     if inspect.isawaitable(reply):
                         reply = await reply
             except Exception as exc:
-                effect = run.throw(exc)
-                continue
+                if not (isinstance(exc, ToolRetry) and isinstance(effect, CallTool)):
+                    effect = run.throw(exc)
+                    continue
+                reply = _retried(exc)
             replay.after(effect, reply)
             effect = run.send(reply)
         elif isinstance(effect, Emit) and replay.replaying:

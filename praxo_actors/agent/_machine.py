@@ -7,6 +7,7 @@ structured output and completion. The tool calls of a reply are the tool-call st
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -99,17 +100,25 @@ def machine(
     attempts = options._attempts
     pii = options.pii
     redacted: dict[int, tuple[Message, Message]] = {}
-    model_calls = tool_calls = 0
+    model_calls = tool_calls = tool_retries = 0
     usage: dict[str, int] = {}
     first_step, resume_calls = 1, None
     if resume is not None:
         pending = resume[0]
         first_step, resume_calls = pending.step, pending.calls
-        model_calls, tool_calls, usage = (
+        model_calls, tool_calls, tool_retries, usage = (
             pending.model_calls,
             pending.tool_calls,
+            pending.tool_retries,
             dict(pending.usage),
         )
+    system: Message | None = None
+    if options.instructions is not None:
+        try:
+            system = _instructions(options.instructions, session)
+        except Exception as exc:
+            yield from _crashed(event, exc, CALLBACK)
+            raise
 
     for step in range(first_step, options.max_steps + 1):
         if resume_calls is None:
@@ -146,8 +155,9 @@ def machine(
                     )
                 )
             model_calls += 1
+            sent = [system, *messages] if system is not None else messages
             request = Request(
-                messages=_redact_messages(messages, redacted) if pii else list(messages),
+                messages=_redact_messages(sent, redacted) if pii else list(sent),
                 tools=list(advertised),
                 run_id=run_id,
                 session_id=session_id,
@@ -268,13 +278,15 @@ def machine(
             resume,
             model_calls,
             tool_calls,
+            tool_retries,
             usage,
         )
-        # The run's tool call count so far, or the interrupted run's result; tested as an int,
-        # because isinstance of a Struct class goes through its metaclass's __instancecheck__.
-        if not isinstance(done, int):
+        # The run's tool call and retry counts so far, or the interrupted run's result; tested
+        # as a tuple, because isinstance of a Struct class goes through its metaclass's
+        # __instancecheck__.
+        if not isinstance(done, tuple):
             return done
-        tool_calls = done
+        tool_calls, tool_retries = done
         resume = None  # the resume value was the resumed call's; later steps have none
 
     raise (
@@ -282,6 +294,18 @@ def machine(
             event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
         )
     )
+
+
+def _instructions(instructions: Any, session: Session) -> Message | None:
+    """Return the run's system message (None for no text), calling a callable once."""
+    text = instructions if type(instructions) is str else instructions(session)
+    if not isinstance(text, str):
+        hint = ""
+        if inspect.iscoroutine(text):
+            text.close()  # never awaited: close it so no warning is left behind
+            hint = " (they are called synchronously: an async function cannot give them)"
+        raise TypeError(f"instructions must give a str, not {type(text).__name__}{hint}")
+    return Message(role="system", content=text) if text else None
 
 
 def _compact(

@@ -17,12 +17,15 @@ from praxo_actors.middleware import (
     StructuredOutput,
     ToolSelection,
 )
-from praxo_actors.models import Event, ToolSpec
+from praxo_actors.models import Event, Session, ToolSpec
 
-__all__ = ["AgentOptions", "Sink", "new_agent_options"]
+__all__ = ["AgentOptions", "Instructions", "Sink", "new_agent_options"]
 
 Sink = Callable[[Event], Any]
 """Receives every event of a run, in order (may be ``async def`` under ``arun_agent``)."""
+
+Instructions = str | Callable[[Session], str]
+"""The system prompt of every model request: a text, or a function of the run's session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,9 @@ class AgentOptions:
     capture_content: bool = False
     max_attribute_bytes: int | None = 16 * 1024
     provider_name: str | None = None
+    validate_tool_arguments: bool = True
+    max_tool_retries: int = 3
+    instructions: Instructions | None = field(default=None, repr=False)
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
@@ -87,7 +93,7 @@ class AgentOptions:
                 raise TypeError(
                     f"{name} must be built with middleware.{name}(...), got {type(value).__name__}"
                 )
-        for name in ("pii", "parse_text_tool_calls", "capture_content"):
+        for name in ("pii", "parse_text_tool_calls", "capture_content", "validate_tool_arguments"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
         limit = self.max_attribute_bytes
@@ -96,6 +102,14 @@ class AgentOptions:
                 raise TypeError(f"max_attribute_bytes must be an int or None, got {limit!r}")
             if limit < 1:
                 raise ValueError(f"max_attribute_bytes must be at least 1, got {limit}")
+        retries = self.max_tool_retries
+        if isinstance(retries, bool) or not isinstance(retries, int):
+            raise TypeError(f"max_tool_retries must be an int, got {retries!r}")
+        if retries < 0:
+            raise ValueError(f"max_tool_retries must not be negative, got {retries}")
+        instructions = self.instructions
+        if not (instructions is None or isinstance(instructions, str) or callable(instructions)):
+            raise TypeError("instructions must be a str, a callable Session -> str, or None")
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
             raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
@@ -142,6 +156,9 @@ def new_agent_options(
     capture_content: bool = False,
     max_attribute_bytes: int | None = 16 * 1024,
     provider_name: str | None = None,
+    validate_tool_arguments: bool = True,
+    max_tool_retries: int = 3,
+    instructions: Instructions | None = None,
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -176,11 +193,19 @@ def new_agent_options(
         provider_name: ``gen_ai.provider.name`` of the run and of the calls of a model that
             names none itself (``openai_model`` and ``anthropic_model`` do), e.g.
             ``"openai"`` for a callback that calls OpenAI.
+        validate_tool_arguments: Check each call's arguments against its tool's schema before
+            the handler runs; a call that fails gets ``TOOL_CALL_INVALID_ARGUMENTS`` as its
+            result, and its handler is not called. False hands any arguments over unchecked.
+        max_tool_retries: How many ``ToolRetry`` (or ``TOOL_RETRY`` errors) a run takes from
+            its tools; one more fails it with ``AGENT_TOOL_RETRIES``.
+        instructions: Sent as a system message ahead of the history in every model request,
+            never stored in the session: a str, or ``instructions(session) -> str`` called
+            once per run with the session it starts from (``""`` sends none).
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
-        ValueError: ``max_steps`` or ``max_attribute_bytes`` below 1, or two tools with the
-            same name.
+        ValueError: ``max_steps`` or ``max_attribute_bytes`` below 1, ``max_tool_retries``
+            below 0, or two tools with the same name.
         ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``tool_call_format``.
     """
     return AgentOptions(
@@ -202,4 +227,7 @@ def new_agent_options(
         capture_content=capture_content,
         max_attribute_bytes=max_attribute_bytes,
         provider_name=provider_name,
+        validate_tool_arguments=validate_tool_arguments,
+        max_tool_retries=max_tool_retries,
+        instructions=instructions,
     )

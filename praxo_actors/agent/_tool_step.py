@@ -2,8 +2,12 @@
 
 Each call is checked before it runs: selection (``AGENT_TOOL_NOT_SELECTED``), existence
 (``TOOL_NOT_FOUND``), approval (an interrupt, when the call needs one) and the tool budget
-(``AGENT_TOOL_CALL_LIMIT``). A tool's :class:`~praxo_actors.agent.Interrupt` stops the run at
-its call too; a resumed run comes back here, at that call.
+(``AGENT_TOOL_CALL_LIMIT``) fail the run; then its arguments against the tool's schema, whose
+failure is the call's result (``TOOL_CALL_INVALID_ARGUMENTS``, for the model to correct). A
+handler's :class:`~praxo_actors.agent.ToolRetry` is the result ``TOOL_RETRY``, up to
+``max_tool_retries`` per run (``AGENT_TOOL_RETRIES`` beyond). A tool's
+:class:`~praxo_actors.agent.Interrupt` stops the run at its call too; a resumed run comes back
+here, at that call.
 """
 
 from __future__ import annotations
@@ -20,11 +24,16 @@ from praxo_actors.agent._effects import CallTool, Effect
 from praxo_actors.agent._interrupt import Interrupt, Pending, with_pending
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _crashed, _Events, _fail
-from praxo_actors.agent._tool import ToolError
-from praxo_actors.core import encode_json, redact_pii, redact_value
+from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
+from praxo_actors.core import SchemaError, encode_json, redact_pii, redact_value
 from praxo_actors.models import Message, RunResult, Session, ToolCall
 
 __all__ = ["copy_json", "tool_step"]
+
+INVALID_ARGUMENTS = "TOOL_CALL_INVALID_ARGUMENTS"
+TOOL_RETRIES = "AGENT_TOOL_RETRIES"
+# A model gets this many schema errors of one call at most: enough to fix it, bounded in size.
+_SHOWN_ERRORS = 10
 
 
 def tool_step(
@@ -40,15 +49,16 @@ def tool_step(
     resume: tuple[Pending, Any] | None,
     model_calls: int,
     tool_calls: int,
+    tool_retries: int,
     usage: dict[str, int],
-) -> Generator[Effect, Any, int | RunResult]:
+) -> Generator[Effect, Any, tuple[int, int] | RunResult]:
     """Yield the effects of ``calls[start:]``, appending each one's tool message to ``messages``.
 
-    Return the run's tool call count after them, or the interrupted run's :class:`RunResult`
-    when a call needs approval or its tool interrupts. With ``resume`` (the pending run and the
-    checked resume value, on the step a run resumes at) ``calls[start]`` is the interrupted
-    call, and the resume value its result or its approval. ``metadata``, ``model_calls`` and
-    ``usage`` are only for an interrupt to keep.
+    Return the run's tool call and tool retry counts after them, or the interrupted run's
+    :class:`RunResult` when a call needs approval or its tool interrupts. With ``resume`` (the
+    pending run and the checked resume value, on the step a run resumes at) ``calls[start]``
+    is the interrupted call, and the resume value its result or its approval. ``metadata``,
+    ``model_calls`` and ``usage`` are only for an interrupt to keep.
     """
     limit = options.call_limit
     tool_limit = limit.tool_limit if limit is not None and limit.tool_limit > 0 else 0
@@ -56,6 +66,7 @@ def tool_step(
     tools = options._tools_by_name
     approval = options.approval
     pii = options.pii
+    validate = options.validate_tool_arguments
     for index in range(start, len(calls)):
         call = calls[index]
         name = call.name
@@ -109,7 +120,13 @@ def tool_step(
                 where = Pending(run_id, "approval", step, index, list(calls), payload)
                 return (
                     yield from _interrupted(
-                        event, session_id, messages, metadata, where, model_calls, tool_calls, usage
+                        event,
+                        session_id,
+                        messages,
+                        metadata,
+                        where,
+                        (model_calls, tool_calls, tool_retries),
+                        usage,
                     )
                 )
             if tool_limit and tool_calls >= tool_limit:
@@ -127,28 +144,56 @@ def tool_step(
                     "tool.started",
                     {"step": step, "name": name, "id": call.id, "arguments": arguments},
                 )
-            try:
-                value = yield CallTool(
-                    tool,
-                    copy_json(arguments),
-                    call,
-                    ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
-                )
-            except Exception as exc:
-                yield from _crashed(event, exc, CALLBACK)
-                raise
+            check = tool._validator if validate else None
+            problems = None if check is None else check(arguments)
+            if problems:
+                value = ToolError(INVALID_ARGUMENTS, _problems_text(problems))
+            else:
+                try:
+                    value = yield CallTool(
+                        tool,
+                        copy_json(arguments),
+                        call,
+                        ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+                    )
+                except ToolRetry as exc:
+                    value = ToolError(TOOL_RETRY, exc.message)
+                except Exception as exc:
+                    yield from _crashed(event, exc, CALLBACK)
+                    raise
             if type(value) is Interrupt:
                 where = Pending(run_id, "tool", step, index, list(calls), value.payload)
                 return (
                     yield from _interrupted(
-                        event, session_id, messages, metadata, where, model_calls, tool_calls, usage
+                        event,
+                        session_id,
+                        messages,
+                        metadata,
+                        where,
+                        (model_calls, tool_calls, tool_retries),
+                        usage,
                     )
                 )
         error: str | None = None
         if isinstance(value, ToolError):
             error = value.code
+            if error == TOOL_RETRY:
+                tool_retries += 1
+                if tool_retries > options.max_tool_retries:
+                    raise (
+                        yield from _fail(
+                            event,
+                            run_id,
+                            TOOL_RETRIES,
+                            f"tool {name!r} asked for a retry after {options.max_tool_retries} "
+                            f"retries in this run: {value.message}",
+                        )
+                    )
             output = _error_json(value.code, value.message)
             content = _error_json(value.code, redact_pii(value.message)) if pii else output
+        elif type(value) is str and tool is not None and tool.text_results:
+            output = value
+            content = redact_pii(value) if pii else value
         else:
             try:
                 output = encode_json(value)
@@ -162,7 +207,7 @@ def tool_step(
                 "tool.completed",
                 {"step": step, "name": name, "id": call.id, "output": output, "error": error},
             )
-    return tool_calls
+    return tool_calls, tool_retries
 
 
 def _interrupted(
@@ -171,13 +216,20 @@ def _interrupted(
     messages: list[Message],
     metadata: dict[str, Any],
     where: Pending,
-    model_calls: int,
-    tool_calls: int,
+    counts: tuple[int, int, int],
     usage: dict[str, int],
 ) -> Generator[Effect, Any, RunResult]:
-    """Stop the run to ask a person: the session keeps the run so far and where to go on."""
+    """Stop the run to ask a person: the session keeps the run so far and where to go on.
+
+    ``counts``: the run's model calls, tool calls and tool retries so far.
+    """
+    model_calls, tool_calls, tool_retries = counts
     pending = msgspec.structs.replace(
-        where, model_calls=model_calls, tool_calls=tool_calls, usage=dict(usage)
+        where,
+        model_calls=model_calls,
+        tool_calls=tool_calls,
+        tool_retries=tool_retries,
+        usage=dict(usage),
     )
     if event is not None:
         yield event(
@@ -200,6 +252,13 @@ def _interrupted(
 
 def _error_json(code: str, message: str) -> str:
     return encode_json({"error": {"code": code, "message": message}})
+
+
+def _problems_text(problems: list[SchemaError]) -> str:
+    """Say where and why arguments fail their schema: ``<path>: <message>``, ``; ``-joined."""
+    shown = "; ".join(f"{e.path or '/'}: {e.message}" for e in problems[:_SHOWN_ERRORS])
+    more = len(problems) - _SHOWN_ERRORS
+    return f"{shown}; and {more} more" if more > 0 else shown
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -55,13 +55,14 @@ Choices where the standard leaves room, fixed here so every port behaves alike:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from praxo_actors.core._schema_compile import Check, Compiler, Raw, Run, segments
 
-__all__ = ["SchemaError", "validate_schema"]
+__all__ = ["SchemaError", "Validator", "compile_validator", "validate_schema"]
 
 
 class SchemaError(msgspec.Struct, frozen=True):
@@ -86,6 +87,10 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 
 
+Validator = Callable[[Any], list[SchemaError]]
+"""Validates one JSON value against the schema it was compiled from (see compile_validator)."""
+
+
 def validate_schema(schema: Any, value: Any) -> list[SchemaError]:
     """Validate a JSON value against a schema of the supported subset.
 
@@ -96,18 +101,57 @@ def validate_schema(schema: Any, value: Any) -> list[SchemaError]:
     Returns:
         The errors in a deterministic order; an empty list means the value is valid.
     """
+    return _validate(_compiled_or_none(schema), value)
+
+
+def compile_validator(schema: Any) -> Validator:
+    """Compile ``schema`` once and return a function validating values against it.
+
+    The function gives what :func:`validate_schema` gives, for the schema as it is now: a
+    later change to ``schema`` calls for a new validator. A call skips the cache lookup (an
+    encoding of the schema) that every :func:`validate_schema` call makes.
+    """
+    compiled = _compiled_or_none(schema)
+
+    def validate(value: Any) -> list[SchemaError]:
+        return _validate(compiled, value)
+
+    return validate
+
+
+# A compiled schema, and whether its checks use the Run of a validation.
+_Compiled = tuple[Check, bool]
+# Shared by validations whose checks never touch their Run: it stays empty.
+_UNUSED_RUN = Run()
+
+
+def _validate(compiled: _Compiled | None, value: Any) -> list[SchemaError]:
+    """Run a compiled schema (None: too deep to compile) over ``value``."""
+    if compiled is None:
+        return [_TOO_DEEP]
+    check, stateful = compiled
     errs: list[Raw] = []
-    run = Run()
+    run = Run() if stateful else _UNUSED_RUN
     try:
-        _compiled(schema)(value, None, errs, run)
+        check(value, None, errs, run)
     except RecursionError:
-        return [SchemaError("", "schema", "the schema or the value is nested too deeply")]
+        return [_TOO_DEEP]
     if run.broken:
         errs.extend(run.broken)
     return _finish(errs) if errs else []
 
 
-def _compiled(schema: Any) -> Check:
+_TOO_DEEP = SchemaError("", "schema", "the schema or the value is nested too deeply")
+
+
+def _compiled_or_none(schema: Any) -> _Compiled | None:
+    try:
+        return _compiled(schema)
+    except RecursionError:  # nested beyond the interpreter's limit: reported by _validate
+        return None
+
+
+def _compiled(schema: Any) -> _Compiled:
     if isinstance(schema, dict) and schema:
         try:
             key = _encode(schema)
@@ -115,13 +159,18 @@ def _compiled(schema: Any) -> Check:
             pass  # not encodable (huge ints, non-JSON objects): compile this once, uncached
         else:
             return _compiled_from(key)
-    return Compiler(schema).compile(schema)
+    return _compile(schema)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _compiled_from(key: bytes) -> Check:
-    schema = _decode(key)
-    return Compiler(schema).compile(schema)
+def _compiled_from(key: bytes) -> _Compiled:
+    return _compile(_decode(key))
+
+
+def _compile(schema: Any) -> _Compiled:
+    compiler = Compiler(schema)
+    check = compiler.compile(schema)
+    return check, compiler.stateful
 
 
 def _finish(raw: list[Raw]) -> list[SchemaError]:

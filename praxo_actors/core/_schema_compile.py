@@ -89,12 +89,15 @@ def _faulty(faults: tuple[tuple[str, str], ...]) -> Check:
 class Compiler:
     """Compile the schema objects of one root schema, each once, resolving ``$ref`` lazily."""
 
-    __slots__ = ("_memo", "root")
+    __slots__ = ("_memo", "root", "stateful")
 
     def __init__(self, root: Any) -> None:
         self.root = root
         # Keyed by id(): the compiler holds the root, so the ids of its parts stay valid.
         self._memo: dict[int, Check] = {}
+        # Whether any check compiled uses its Run (a $ref, a pattern, a schema fault): if none
+        # does, one validation needs no Run of its own.
+        self.stateful = False
 
     def compile(self, schema: Any) -> Check:
         """Return the closure checking values against ``schema`` (a part of the root)."""
@@ -104,6 +107,7 @@ class Compiler:
         return check
 
     def _ref(self, ref: Any) -> Check:
+        self.stateful = True
         target: Check | None = None
 
         def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
@@ -147,6 +151,7 @@ class Compiler:
         if schema is False:
             return _reject
         if not isinstance(schema, dict):
+            self.stateful = True
             return _faulty(
                 (("schema", f"a schema must be an object or a boolean, not {describe(schema)}"),)
             )
@@ -254,6 +259,30 @@ class Compiler:
                 faults.append(("not", "'not' must be a schema"))
         has_applicators = bool(applied) or negated is not None
         broken = tuple(faults)
+        if broken or regex is not None:
+            self.stateful = True
+        # Fast paths for what most properties of a tool's arguments say: the checks of the
+        # general closure below, without testing for every keyword the schema does not have.
+        plain = not (broken or ref is not None or const is not _MISSING) and not (
+            has_string or has_number or has_object or has_array
+        )
+        if plain and not has_applicators:
+            if types is None and enum is None:
+                return _accept  # no keyword this subset checks (a title, a default, ...)
+            return _type_check(types, type_text, float_integer, enum)
+        if (
+            plain
+            and types is None
+            and enum is None
+            and negated is None
+            and set(applied) == {"anyOf"}
+        ):
+            assert any_of is not None
+            kinds: list[frozenset[str]] = [
+                k for k in (getattr(sub, "kinds", None) for sub in any_of) if k is not None
+            ]
+            if len(kinds) == len(any_of):  # e.g. Optional[str]: one of some types
+                return _union_check(frozenset().union(*kinds), any_of)
 
         def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
             kind = KINDS.get(type(value)) or kind_of(value)
@@ -324,6 +353,39 @@ class Compiler:
                 run.broken.extend((path, keyword, message) for keyword, message in broken)
 
         return check
+
+
+def _type_check(
+    types: frozenset[str] | None, type_text: str, float_integer: bool, enum: list[Any] | None
+) -> Check:
+    """Check ``type`` and ``enum`` alone (either may be None), as the general closure does."""
+
+    def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+        kind = KINDS.get(type(value)) or kind_of(value)
+        if (
+            types is not None
+            and kind not in types
+            and not (float_integer and kind == "number" and value.is_integer())
+        ):
+            errs.append((path, "type", f"expected {type_text}, got {kind_name(kind, value)}"))
+        if enum is not None and not is_member(value, kind, enum):
+            errs.append((path, "enum", f"value is not one of {enum!r:.200}"))
+
+    if enum is None and types is not None:
+        # A branch of an ``anyOf`` whose value kinds alone decide it (see _union_check).
+        check.kinds = types if not float_integer else None  # type: ignore[attr-defined]
+    return check
+
+
+def _union_check(kinds: frozenset[str], subs: tuple[Check, ...]) -> Check:
+    """Check an ``anyOf`` of ``type``-only branches: a value of one of their kinds passes at
+    once; any other goes through :func:`_check_any_of` for the same error as ever."""
+
+    def check(value: Any, path: Path, errs: list[Raw], run: Run) -> None:
+        if (KINDS.get(type(value)) or kind_of(value)) not in kinds:
+            _check_any_of(value, path, errs, run, subs)
+
+    return check
 
 
 def _unique(raw: list[Raw]) -> list[Raw]:

@@ -1,4 +1,4 @@
-"""Structured output: validate the final text against a JSON Schema, with optional repair."""
+"""Structured output: validate the final text against a JSON Schema (or a type's), with repair."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import AgentError, JSONError
-from praxo_actors.core import SchemaError, extract_json, validate_schema
+from praxo_actors.core import SchemaError, extract_json
+from praxo_actors.core._schema import Validator, compile_validator
+from praxo_actors.core._schema_types import conversion_errors, type_converter, type_schema
 
 __all__ = ["CallRepairer", "Repairer", "StructuredOutput", "apply_structured", "structured_output"]
 
@@ -41,11 +43,19 @@ class StructuredOutput:
     ``max_repairs`` repairs were made, ``repairer(text, errors)`` returns replacement text.
     Nothing is bound to a provider's own schema feature, and only the Core's schema subset is
     checked.
+
+    With ``output_type`` (set by :func:`structured_output` given a type), ``schema`` is that
+    type's and the value that meets it is converted to an instance of the type; a value the
+    type refuses even so (a constraint beyond the subset, a pydantic validator) is invalid too,
+    with errors of keyword ``"convert"``.
     """
 
     schema: Any
     max_repairs: int = 0
     repairer: Repairer | None = field(default=None, repr=False)
+    output_type: Any = None
+    _validate: Validator = field(init=False, repr=False, compare=False)
+    _convert: Callable[[Any], Any] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.max_repairs, bool) or not isinstance(self.max_repairs, int):
@@ -54,31 +64,68 @@ class StructuredOutput:
             raise ValueError(f"max_repairs must not be negative, got {self.max_repairs}")
         if self.repairer is not None and not callable(self.repairer):
             raise TypeError("repairer must be callable or None")
+        # Compiled once: a run validates against what the schema was when this was made.
+        object.__setattr__(self, "_validate", compile_validator(self.schema))
+        convert = None if self.output_type is None else type_converter(self.output_type)
+        object.__setattr__(self, "_convert", convert)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        # The compiled check is closures: rebuilt from the schema, never pickled.
+        return (self.schema, self.max_repairs, self.repairer, self.output_type)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(_PICKLED, state, strict=True):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+
+_PICKLED = ("schema", "max_repairs", "repairer", "output_type")
 
 
 def structured_output(
-    schema: Any, max_repairs: int, repairer: Repairer | None = None
+    schema_or_type: Any, max_repairs: int = 0, repairer: Repairer | None = None
 ) -> StructuredOutput:
     """Return structured-output settings for the agent loop.
 
     Args:
-        schema: A JSON Schema (the Core's subset), a dict or a bool.
+        schema_or_type: A JSON Schema (the Core's subset: a dict or a bool), or a type —
+            a msgspec ``Struct``, a dataclass, a ``TypedDict``, a pydantic model, or anything
+            else msgspec can describe. For a type, the final answer is checked against its
+            schema and ``RunResult.structured`` is an instance of it.
         max_repairs: At most this many calls to ``repairer``.
         repairer: ``repairer(invalid_text, errors) -> str``; None makes no repairs.
 
     Raises:
-        TypeError: ``max_repairs`` is not an int or ``repairer`` is not callable.
+        TypeError: ``max_repairs`` is not an int, ``repairer`` is not callable, or
+            ``schema_or_type`` is neither a schema nor a type msgspec or pydantic describes.
         ValueError: ``max_repairs`` is negative.
     """
-    return StructuredOutput(schema, max_repairs, repairer)
+    if isinstance(schema_or_type, dict | bool):
+        return StructuredOutput(schema_or_type, max_repairs, repairer)
+    if schema_or_type is None:
+        raise TypeError("structured_output takes a JSON Schema or a type, not None")
+    try:
+        schema = type_schema(schema_or_type)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"structured_output takes a JSON Schema (a dict or a bool) or a type msgspec or "
+            f"pydantic describes, not {schema_or_type!r:.80}: {exc}"
+        ) from None
+    return StructuredOutput(schema, max_repairs, repairer, output_type=schema_or_type)
 
 
-def _check(schema: Any, text: str) -> tuple[Any, list[SchemaError]]:
+def _check(so: StructuredOutput, text: str) -> tuple[Any, list[SchemaError]]:
     try:
         value = extract_json(text)
     except JSONError as exc:
         return None, [SchemaError(path="", keyword="json", message=exc.message)]
-    return value, validate_schema(schema, value)
+    errors = so._validate(value)
+    if errors or so._convert is None:
+        return value, errors
+    try:
+        return so._convert(value), []
+    except (msgspec.ValidationError, ValueError) as exc:  # pydantic's is a ValueError
+        return None, conversion_errors(exc)
 
 
 def structured_steps(
@@ -92,7 +139,7 @@ def structured_steps(
     """
     repairs = 0
     while True:
-        value, errors = _check(so.schema, text)
+        value, errors = _check(so, text)
         if not errors:
             return text, value
         if so.repairer is None or repairs >= so.max_repairs:

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from praxo_actors.core import SchemaError, validate_schema
+from praxo_actors.core._schema import compile_validator
 
 
 def _found(schema: Any, value: Any) -> list[tuple[str, str]]:
@@ -456,3 +457,51 @@ def test_inputs_are_not_mutated() -> None:
     before = msgspec.json.encode([schema, value])
     validate_schema(schema, value)
     assert msgspec.json.encode([schema, value]) == before
+
+
+# Each schema beside the same schema with a keyword that changes nothing for these values but
+# keeps the validator off its fast paths (type and enum alone; anyOf of types alone).
+FAST_AND_GENERAL = [
+    ({"type": "string"}, {"type": "string", "minLength": 0}),
+    ({"type": "integer"}, {"type": "integer", "minimum": -(10**18)}),
+    ({"type": ["number", "null"]}, {"type": ["number", "null"], "minLength": 0}),
+    ({"enum": ["en", 1, None]}, {"enum": ["en", 1, None], "minLength": 0}),
+    ({"type": "string", "enum": ["a", "b"]}, {"type": "string", "enum": ["a", "b"], "minItems": 0}),
+    (
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        {"anyOf": [{"type": "string"}, {"type": "null"}], "minLength": 0},
+    ),
+    (
+        {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+        {"anyOf": [{"type": "integer"}, {"type": "boolean"}], "minLength": 0},
+    ),
+    ({"title": "nothing to check"}, {"title": "nothing to check", "minLength": 0}),
+]
+VALUES = [None, True, 0, 1, 2.0, 2.5, "", "a", "en", [], [1], {}, {"a": 1}, (1,)]
+
+
+@pytest.mark.parametrize(("fast", "general"), FAST_AND_GENERAL)
+def test_fast_paths_give_what_the_general_check_gives(fast: Any, general: Any) -> None:
+    """Schemas of ``type`` / ``enum`` alone, or an anyOf of types, report as the general path."""
+    for value in VALUES:
+        assert validate_schema(fast, value) == validate_schema(general, value), value
+        assert validate_schema({"items": fast}, [value]) == validate_schema(
+            {"items": general}, [value]
+        )
+
+
+def test_a_compiled_validator_gives_what_validate_schema_gives() -> None:
+    """``compile_validator(schema)(value)`` is ``validate_schema(schema, value)``, schema faults
+    and deep schemas included."""
+    deep: Any = {"type": "array"}
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = {"items": deep}
+    for schema, value in [
+        (PYDANTIC, {"path": "", "ranges": [{"start": -1}], "extra": [1]}),
+        (PYDANTIC, {"path": "a"}),
+        ({"type": "texts"}, 1),
+        (True, 1),
+        (False, 1),
+        (deep, [[1]]),
+    ]:
+        assert compile_validator(schema)(value) == validate_schema(schema, value)

@@ -53,3 +53,51 @@ def test_mypy_accepts_good_code_and_refuses_bad_code(tmp_path: Path) -> None:
     assert status == 1
     assert 'Argument 1 to "new_agent_options" has incompatible type' in out
     assert 'Unexpected keyword argument "max_step"' in out
+
+
+TOOLS = textwrap.dedent(
+    """
+    import msgspec
+
+    from praxo_actors.agent import Tool, ToolContext, ToolRetry, new_agent_options, tool
+    from praxo_actors.middleware import structured_output
+    from praxo_actors.models import Request, Response, Session, message_assistant
+
+    @tool
+    def search(query: str, context: ToolContext | None = None) -> str:
+        if not query:
+            raise ToolRetry("give a query")
+        return query
+
+    @tool(name="fs.read", delivery="at_most_once")
+    async def read(path: str) -> str:
+        return path
+
+    class Answer(msgspec.Struct):
+        text: str
+
+    def model(request: Request) -> Response:
+        return Response(message_assistant("ok"))
+
+    def instructions(session: Session) -> str:
+        return session.id
+
+    tools: list[Tool] = [search, read]
+    options = new_agent_options(
+        model,
+        tools=tools,
+        instructions=instructions,
+        structured_output=structured_output(Answer),
+        max_tool_retries=1,
+        validate_tool_arguments=False,
+    )
+    """
+)
+
+
+def test_mypy_sees_tool_decorators_as_tools(tmp_path: Path) -> None:
+    """``@tool`` and ``@tool(...)`` give a Tool; instructions, typed output and retries check."""
+    (tmp_path / "tools.py").write_text(TOOLS)
+    args = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy")]
+    out, err, status = api.run([*args, str(tmp_path / "tools.py")])
+    assert status == 0, out + err
