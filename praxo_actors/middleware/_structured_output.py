@@ -83,7 +83,11 @@ _PICKLED = ("schema", "max_repairs", "repairer", "output_type")
 
 
 def structured_output(
-    schema_or_type: Any, max_repairs: int = 0, repairer: Repairer | None = None
+    schema_or_type: Any = None,
+    max_repairs: int = 0,
+    repairer: Repairer | None = None,
+    *,
+    schema: Any = None,
 ) -> StructuredOutput:
     """Return structured-output settings for the agent loop.
 
@@ -94,12 +98,18 @@ def structured_output(
             schema and ``RunResult.structured`` is an instance of it.
         max_repairs: At most this many calls to ``repairer``.
         repairer: ``repairer(invalid_text, errors) -> str``; None makes no repairs.
+        schema: The 0.1 keyword for ``schema_or_type`` (``structured_output(schema=...)``).
 
     Raises:
-        TypeError: ``max_repairs`` is not an int, ``repairer`` is not callable, or
-            ``schema_or_type`` is neither a schema nor a type msgspec or pydantic describes.
+        TypeError: ``max_repairs`` is not an int, ``repairer`` is not callable,
+            ``schema_or_type`` is neither a schema nor a type msgspec or pydantic describes, or
+            both ``schema_or_type`` and ``schema`` are given.
         ValueError: ``max_repairs`` is negative.
     """
+    if schema is not None:
+        if schema_or_type is not None:
+            raise TypeError("structured_output takes schema_or_type or schema=, not both")
+        schema_or_type = schema
     if isinstance(schema_or_type, dict | bool):
         return StructuredOutput(schema_or_type, max_repairs, repairer)
     if schema_or_type is None:

@@ -172,3 +172,14 @@ def test_settings_pickle_and_keep_their_type() -> None:
     so = pickle.loads(pickle.dumps(structured_output(City, 2)))
     assert so == structured_output(City, 2)
     assert apply_structured(so, '{"name": "Oslo", "population": 1}')[1] == City("Oslo", 1)
+
+
+def test_the_01_keyword_schema_still_works() -> None:
+    """``structured_output(schema=..., max_repairs=...)``, as 0.1 wrote it, gives the same."""
+    schema = {"type": "object", "required": ["a"]}
+    old = structured_output(schema=schema, max_repairs=2)
+    assert old.schema == schema
+    assert old.max_repairs == 2
+    assert old == structured_output(schema, 2)
+    with pytest.raises(TypeError, match="not both"):
+        structured_output(schema, schema=schema)
