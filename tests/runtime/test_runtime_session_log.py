@@ -192,3 +192,20 @@ def test_the_rollback_check_keeps_the_newest_stopped_sessions(
     assert rt.session("a").run("three").get(timeout=TIMEOUT).output == "three"  # forgotten
     assert error_code(rt.session("c").run("three")) == "CHECKPOINT_STALE"
     store.close()
+
+
+def test_kept_results_come_oldest_first_around_the_ring() -> None:
+    """The log keeps the last 100 results in a ring; reading them gives the oldest first, also
+    once the ring has wrapped around (so the newest outcome of a run can be told)."""
+    from praxo_actors.memory._log import RESULTS_KEPT, Commit, SessionLog
+
+    store = InMemoryStore()
+    log = SessionLog(store)
+    for n in range(RESULTS_KEPT - 3):
+        assert log.write([Commit("s", result=f'{{"n": {n}}}')], []) == [True]
+    assert [d["result"] for d in log.results("s")] == [f'{{"n": {n}}}' for n in range(97)]
+    for n in range(RESULTS_KEPT - 3, RESULTS_KEPT + 5):
+        log.write([Commit("s", result=f'{{"n": {n}}}')], [])
+    kept = [d["result"] for d in log.results("s")]
+    assert kept == [f'{{"n": {n}}}' for n in range(5, RESULTS_KEPT + 5)]
+    store.close()
