@@ -35,7 +35,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._protocol import CancelRun, Journaled, Restore, StartRun, encode
-from praxo_actors.runtime._router_durable import Resumption
+from praxo_actors.runtime._router_durable import Held, Resumption
 from praxo_actors.runtime._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ class Router(Resumption):
         # Callbacks waiting for a run that a session will resume (handle.result).
         self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
         self.resumed_futures: dict[str, RunFuture] = {}
+        self.held_resumes: dict[str, list[Held]] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
         # rollback of the store (CHECKPOINT_STALE). Kept for the last VERSIONS_KEPT sessions.
         self.versions: OrderedDict[str, int] = OrderedDict()
@@ -156,6 +157,9 @@ class Router(Resumption):
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
             self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            return
+        if run_id in self.pending:  # a resume of a run that is not waiting for one (yet)
+            self.resume_pending_run(future, agent, input, deadline_ns, resume)
             return
         entry = self.live.get(session_id)
         now = self.clock()
@@ -262,6 +266,8 @@ class Router(Resumption):
         entry = self.live.get(future.session_id)
         if entry is not None and entry.runs.pop(run_id, None) is not None:
             entry.last_active = self.clock()
+        if self.held_resumes:
+            self.release_resumes(run_id, completed)
         return future
 
     def failed(self, run_id: str, error: BaseException) -> None:
