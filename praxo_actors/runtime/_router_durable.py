@@ -73,8 +73,8 @@ class Resumption:
         answer and is then admitted as usual.
         """
         run_id = future.run_id
-        stopped = self.results.get(run_id)
-        if resume is not None and stopped is not None and stopped.status == "interrupted":
+        settling = self.results.get(run_id)  # the run's outcome, its store write on the way
+        if resume is not None and settling is not None and settling.status == "interrupted":
             self.held_resumes.setdefault(run_id, []).append(
                 (future, agent, input, deadline_ns, resume)
             )

@@ -161,7 +161,7 @@ class Runtime:
             versions_kept: Stopped sessions whose last log version the runtime remembers, so
                 that restoring one from an older log (a store put back) fails with
                 ``CHECKPOINT_STALE``; the least recently stopped is forgotten first. Each
-                costs about 140 bytes (0: no check).
+                costs about 120 bytes (0: no check).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when

@@ -106,12 +106,19 @@ def _ways(n: int) -> Iterable[str]:
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @pytest.mark.parametrize("deadline", [None, 3 * TIMEOUT])
+@pytest.mark.parametrize("durable", [False, True])
 def test_concurrent_resumes_from_threads_resume_the_run_once(
-    runtime: Start, tmp_path: Path, mailer: Mailer, store: str, deadline: float | None
+    runtime: Start,
+    tmp_path: Path,
+    mailer: Mailer,
+    store: str,
+    deadline: float | None,
+    durable: bool,
 ) -> None:
     """Of resume and aresume calls racing from threads, one runs the tool; the rest are
     refused with SESSION_NOT_INTERRUPTED while that one is still in its tool."""
-    rt = runtime(agents={"default": mailer.agent}, store=_store(store, tmp_path))
+    rt = runtime(store=_store(store, tmp_path))
+    rt.register_agent("default", mailer.agent, durable=durable)
     handle = rt.session("s")
     stopped = handle.run("mail ada").get(timeout=TIMEOUT)
     assert stopped.status == "interrupted"
