@@ -243,8 +243,11 @@ class SessionLog:
             offset += len(page)
 
     def results(self, session_id: str) -> list[dict[str, Any]]:
-        """Return the kept results of a session's last runs (any order)."""
-        slots = [_key(session_id, j) for j in range(RESULTS_KEPT)]
+        """Return the kept results of a session's last runs, oldest first."""
+        head = self._get_many(HEADS, [session_id])[0]
+        # The ring's next slot holds its oldest result once it has wrapped around.
+        start = _int(head, "results") % RESULTS_KEPT
+        slots = [_key(session_id, (start + j) % RESULTS_KEPT) for j in range(RESULTS_KEPT)]
         return [value for value in self._get_many(RESULTS, slots) if value is not None]
 
     # -- writing -------------------------------------------------------------------------------

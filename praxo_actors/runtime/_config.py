@@ -32,6 +32,7 @@ class RuntimeConfig:
     resume: bool = False
     tracer_provider: Any = None
     meter_provider: Any = None
+    versions_kept: int = 100_000
 
     def __post_init__(self) -> None:
         if not isinstance(self.resume, bool):
@@ -45,6 +46,7 @@ class RuntimeConfig:
         if self.scheduler_threads is not None:
             _check_count("scheduler_threads", self.scheduler_threads, 1)
         _check_count("max_queue", self.max_queue, 0)
+        _check_count("versions_kept", self.versions_kept, 0)
         if self.on_busy not in ("enqueue", "reject", "interrupt", "rollback"):
             raise _bad("on_busy must be 'enqueue', 'reject', 'interrupt' or 'rollback'")
         idle = self.idle_timeout

@@ -167,7 +167,11 @@ class SessionHandle:
         For a tool's ``Interrupt``, ``value`` (JSON) becomes that call's result; for an approval,
         ``True``, ``False`` or ``{"approved": True, "arguments": {...}}``. The future is the
         same run's (same ``run_id``). It fails with ``SESSION_NOT_INTERRUPTED`` when no run is
-        pending, ``AGENT_INVALID_RESUME`` for a value the run cannot take.
+        pending, ``AGENT_INVALID_RESUME`` for a value the run cannot take (the run stays
+        interrupted: resume it again with a value it takes).
+
+        Of concurrent resumes of one run (a double click), exactly one resumes it; each other
+        fails at once with ``SESSION_NOT_INTERRUPTED``, each caller on its own future.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON; as :meth:`run`;
@@ -180,7 +184,11 @@ class SessionHandle:
         return self._submit(run_id or new_run_id(), "", deadline, document)
 
     async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
-        """:meth:`resume`, awaited: its result (safe on the runtime's own loop)."""
+        """:meth:`resume`, awaited: its result (safe on the runtime's own loop).
+
+        Raises:
+            PraxoError: As :meth:`resume` and its future.
+        """
         document = _resume_document(value)
         runtime = self._runtime
         run_id = await asyncio.to_thread(pending_run_id, runtime, self.id, runtime._config.timeout)

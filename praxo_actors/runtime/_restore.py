@@ -158,6 +158,9 @@ def result_document(
             "tool_calls": result.tool_calls,
             "usage": result.usage,
         }
+        if result.status != "completed":  # an interrupted run: what it asks, for a resume
+            doc["status"] = result.status
+            doc["interrupt"] = result.interrupt
     else:
         code = getattr(error, "code", None) or "AGENT_CALLBACK_EXCEPTION"
         message = str(getattr(error, "message", error))[:2000]

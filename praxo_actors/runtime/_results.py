@@ -83,7 +83,7 @@ def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
     reply = decode(_ask(handle, encode(LoadResults(handle.id)), end))
     if not isinstance(reply, Results):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
-    for document in reply.documents:
+    for document in reversed(reply.documents):  # newest first: a resumed run's last outcome
         try:
             doc = msgspec.json.decode(document)
         except msgspec.DecodeError:
@@ -108,6 +108,8 @@ def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
                 model_calls=int(doc.get("model_calls", 0)),
                 tool_calls=int(doc.get("tool_calls", 0)),
                 usage=dict(doc.get("usage") or {}),
+                status=str(doc.get("status", "completed")),
+                interrupt=doc.get("interrupt"),
             )
         except (TypeError, ValueError):
             raise PraxoError("STORE_FAILED", f"the result kept for {run_id!r} is broken") from None

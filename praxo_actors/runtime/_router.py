@@ -35,8 +35,9 @@ from praxo_actors._log import get_logger
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._protocol import CancelRun, Journaled, Restore, StartRun, encode
-from praxo_actors.runtime._router_durable import Resumption
+from praxo_actors.runtime._router_durable import Held, Resumption
 from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._versions import VERSIONS_KEPT, StoppedVersions
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._activation import Activator
@@ -49,13 +50,10 @@ logger = get_logger("praxo_actors.runtime")
 
 Ready = Callable[[pykka.ActorRef[Any] | None], None]
 
-# How many stopped sessions' log versions the rollback check keeps (about 100 bytes each).
-VERSIONS_KEPT = 100_000
-
 
 class RuntimeStatistics(msgspec.Struct, frozen=True):
     """A snapshot of the runtime's counters; every count only grows except the gauges
-    ``live_sessions``, ``runs_pending`` and ``subscriptions``."""
+    ``live_sessions``, ``runs_pending``, ``subscriptions`` and ``stopped_versions``."""
 
     live_sessions: int
     runs_started: int
@@ -72,6 +70,9 @@ class RuntimeStatistics(msgspec.Struct, frozen=True):
     runs_refused: int = 0
     """Runs refused at admission (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
     ``RUNTIME_SESSION_LIMIT``, ``RUNTIME_STOPPED``): never started, so in no other count."""
+    stopped_versions: int = 0
+    """A gauge: stopped sessions whose log version is kept for the rollback check (at most
+    ``versions_kept``); all the runtime keeps of a session once its actor has stopped."""
 
 
 @dataclass(slots=True)
@@ -111,6 +112,7 @@ class Router(Resumption):
         max_queue: int,
         on_busy: str,
         clock: Callable[[], float] = time.monotonic,
+        versions_kept: int = VERSIONS_KEPT,
     ) -> None:
         self.agents = agents
         self.bus = bus
@@ -136,9 +138,10 @@ class Router(Resumption):
         # Callbacks waiting for a run that a session will resume (handle.result).
         self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
         self.resumed_futures: dict[str, RunFuture] = {}
+        self.held_resumes: dict[str, list[Held]] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
-        # rollback of the store (CHECKPOINT_STALE). Kept for the last VERSIONS_KEPT sessions.
-        self.versions: OrderedDict[str, int] = OrderedDict()
+        # rollback of the store (CHECKPOINT_STALE). Kept for the last versions_kept sessions.
+        self.versions = StoppedVersions(versions_kept)
         self.counters = _Counters()
         self.stopping = False
 
@@ -156,6 +159,9 @@ class Router(Resumption):
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
             self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            return
+        if run_id in self.pending:  # a resume of a run that is not waiting for one (yet)
+            self.resume_pending_run(future, agent, input, deadline_ns, resume)
             return
         entry = self.live.get(session_id)
         now = self.clock()
@@ -262,6 +268,8 @@ class Router(Resumption):
         entry = self.live.get(future.session_id)
         if entry is not None and entry.runs.pop(run_id, None) is not None:
             entry.last_active = self.clock()
+        if self.held_resumes:
+            self.release_resumes(run_id, completed)
         return future
 
     def failed(self, run_id: str, error: BaseException) -> None:
@@ -343,7 +351,7 @@ class Router(Resumption):
         entry.ref = ref
         self.counters.activations += 1
         backlog, entry.backlog = entry.backlog or [], None
-        self._send(ref, "", encode(Restore(state, self.versions.get(session_id, 0))))
+        self._send(ref, "", encode(Restore(state, self.versions.get(session_id))))
         for run_id, message in backlog:
             self._send(ref, run_id, message)
         self._wake(entry, ref)
@@ -432,11 +440,8 @@ class Router(Resumption):
         """Settle every run a stopped actor leaves behind, and forget its entry."""
         by_user = session_id in self.user_stops
         reload_code = self.reloads.pop(session_id, None)
-        if version > self.versions.get(session_id, 0) and reload_code is None:
-            self.versions[session_id] = version
-            self.versions.move_to_end(session_id)
-            if len(self.versions) > VERSIONS_KEPT:
-                self.versions.popitem(last=False)
+        if reload_code is None:  # a reload's actor held a state that is not the store's
+            self.versions.stopped(session_id, version)
         entry = self.live.get(session_id)
         if entry is None or entry.ref is not ref:
             return
@@ -513,6 +518,7 @@ class Router(Resumption):
             events_dropped=self.bus.dropped_total + sum(s.dropped for s in subs),
             subscriptions=len(subs),
             runs_refused=c.runs_refused,
+            stopped_versions=len(self.versions),
         )
 
 

@@ -125,6 +125,7 @@ class Runtime:
         resume: bool = False,
         tracer_provider: Any = None,
         meter_provider: Any = None,
+        versions_kept: int = 100_000,
     ) -> Runtime:
         """Start the runtime and its supervision tree, with an event loop thread of its own.
 
@@ -165,6 +166,10 @@ class Runtime:
             meter_provider: An OpenTelemetry ``MeterProvider`` for the runtime's metrics and
                 those of hosted runs (None: the global provider, if one is set). See
                 docs/observability.md.
+            versions_kept: Stopped sessions whose last log version the runtime remembers, so
+                that restoring one from an older log (a store put back) fails with
+                ``CHECKPOINT_STALE``; the least recently stopped is forgotten first. Each
+                costs about 120 bytes (0: no check).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
@@ -187,6 +192,7 @@ class Runtime:
             resume=resume,
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
+            versions_kept=versions_kept,
         )
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
@@ -302,6 +308,7 @@ class Runtime:
             max_live_sessions=config.max_live_sessions,
             max_queue=config.max_queue,
             on_busy=config.on_busy,
+            versions_kept=config.versions_kept,
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
         router.activator = Activator(host, scheduler, self.registry, config.timeout)

@@ -229,7 +229,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         for start in self.queue:
             if start.run_id == run_id:
                 self.queue.remove(start)
-                self._failed(run_id, error)
+                self._failed(run_id, error, _kept_as_is(start))
                 return
 
     def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
@@ -266,16 +266,18 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
 
     def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
         """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended;
-        -2: the run's end is committed already)."""
+        -2: keep nothing, the run's end is committed already or the run is as it was)."""
         self._disarm(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
         if journal == -2:
             return
-        # Kept for handle.result(run_id): the last runs' outcomes, failures too.
+        # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
+        # names no run: the run is settled already, and its id may be pending again (resumed)
+        # by the time the store answers, which must not settle that later run.
         document = result_document(None, error, run_id, self.session_id, host.key)
         if document is not None or journal >= 0:
-            commit = Commit(self.session_id, run_id=run_id, result=document, journal=journal)
+            commit = Commit(self.session_id, result=document, journal=journal)
             host.post(host.router.to_store, encode(CommitRun(commit)))
 
     def _disarm(self, run_id: str) -> None:
@@ -295,7 +297,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             start = self.queue.pop(0)
             if start.deadline_ns is not None and time.monotonic_ns() >= start.deadline_ns:
                 error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
-                self._failed(start.run_id, error)
+                self._failed(start.run_id, error, _kept_as_is(start))
                 continue
             assert self.session is not None
             try:
@@ -305,7 +307,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 else:
                     run = self._resume_interrupted(options, start)
             except Exception as exc:
-                self._failed(start.run_id, exc)
+                self._failed(start.run_id, exc, _kept_as_is(start))
                 continue
             current = Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
             self._last_agent = start.agent
@@ -442,3 +444,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self._disarm(result.run_id)
         host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
+
+
+def _kept_as_is(start: StartRun) -> int:
+    """What a run that fails before it starts keeps: a resume nothing (``-2``), as its run is
+    still the interrupted one (or another's that went on); a new run its failure (``-1``)."""
+    return -1 if start.resume is None else -2

@@ -170,16 +170,11 @@ def test_a_forged_record_is_refused_with_a_key(runtime: Start) -> None:
     store.close()
 
 
-def test_the_rollback_check_keeps_the_newest_stopped_sessions(
-    runtime: Start, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_rollback_check_keeps_the_newest_stopped_sessions(runtime: Start) -> None:
     """The versions kept for the rollback check are bounded: past the bound the oldest stopped
     session is forgotten (its rollback goes unseen), a recent one is still refused."""
-    from praxo_actors.runtime import _router
-
-    monkeypatch.setattr(_router, "VERSIONS_KEPT", 2)
     store = InMemoryStore()
-    rt = runtime(agents={"default": echo_agent}, store=store, checkpoint_key=KEY)
+    rt = runtime(agents={"default": echo_agent}, store=store, checkpoint_key=KEY, versions_kept=2)
     old_heads = {}
     for sid in ("a", "b", "c"):
         handle = rt.session(sid)
@@ -192,3 +187,61 @@ def test_the_rollback_check_keeps_the_newest_stopped_sessions(
     assert rt.session("a").run("three").get(timeout=TIMEOUT).output == "three"  # forgotten
     assert error_code(rt.session("c").run("three")) == "CHECKPOINT_STALE"
     store.close()
+
+
+def test_kept_results_come_oldest_first_around_the_ring() -> None:
+    """The log keeps the last 100 results in a ring; reading them gives the oldest first, also
+    once the ring has wrapped around (so the newest outcome of a run can be told)."""
+    from praxo_actors.memory._log import RESULTS_KEPT, Commit, SessionLog
+
+    store = InMemoryStore()
+    log = SessionLog(store)
+    for n in range(RESULTS_KEPT - 3):
+        assert log.write([Commit("s", result=f'{{"n": {n}}}')], []) == [True]
+    assert [d["result"] for d in log.results("s")] == [f'{{"n": {n}}}' for n in range(97)]
+    for n in range(RESULTS_KEPT - 3, RESULTS_KEPT + 5):
+        log.write([Commit("s", result=f'{{"n": {n}}}')], [])
+    kept = [d["result"] for d in log.results("s")]
+    assert kept == [f'{{"n": {n}}}' for n in range(5, RESULTS_KEPT + 5)]
+    store.close()
+
+
+def test_what_stopped_sessions_leave_is_capped(runtime: Start) -> None:
+    """Each stopped session that committed leaves one kept version, never more than
+    versions_kept of them; the newest half of the cap are always kept."""
+    rt = runtime(agents={"default": echo_agent}, versions_kept=10, max_live_sessions=3)
+    assert rt.statistics().stopped_versions == 0
+    counts = []
+    for i in range(40):
+        rt.session(f"s{i}").run("hi").get(timeout=TIMEOUT)  # evicts the least recent live one
+        counts.append(rt.statistics().stopped_versions)
+    assert max(counts) == 10 and min(counts[15:]) >= 5
+    assert rt.statistics().passivations == 37
+    for i in range(37):
+        assert rt.session(f"s{i}").passivate() is False  # stopped already: nothing more kept
+    assert rt.statistics().stopped_versions <= 10
+
+
+def test_no_versions_kept_turns_the_rollback_check_off(runtime: Start) -> None:
+    """With versions_kept=0 nothing is kept for stopped sessions, and a rollback goes unseen."""
+    store = InMemoryStore()
+    rt = runtime(agents={"default": echo_agent}, store=store, versions_kept=0)
+    handle = rt.session("s")
+    handle.run("one").get(timeout=TIMEOUT)
+    old_head = store.get(HEADS, "s").value
+    handle.run("two").get(timeout=TIMEOUT)
+    assert handle.passivate()
+    assert rt.statistics().stopped_versions == 0
+    store.put(HEADS, "s", old_head)
+    assert handle.run("three").get(timeout=TIMEOUT).output == "three"
+    store.close()
+
+
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "10"])
+def test_versions_kept_must_be_a_count(bad: Any) -> None:
+    """A versions_kept that is not an int >= 0 fails the start with RUNTIME_INVALID_CONFIG."""
+    from praxo_actors import PraxoError
+
+    with pytest.raises(PraxoError) as info:
+        Runtime.start(versions_kept=bad)
+    assert info.value.code == "RUNTIME_INVALID_CONFIG"
