@@ -17,8 +17,11 @@ from praxo_actors.runtime import Runtime
 from praxo_actors.serving import serve
 
 
-def main(port: int) -> None:
-    """Serve on 127.0.0.1:``port`` until a signal; stop the runtime after."""
+def main(port: int, plain: bool = False) -> None:
+    """Serve on 127.0.0.1:``port`` until a signal; stop the runtime after.
+
+    ``plain`` serves with ``uvicorn.run`` instead (for bench/serving.py's comparison).
+    """
     runtime = Runtime.start(idle_timeout=None)
 
     async def events(_request: Request) -> StreamingResponse:
@@ -35,11 +38,22 @@ def main(port: int) -> None:
 
     app = Starlette(routes=[Route("/events", events), Mount("/observer", observer_app(runtime))])
     try:
-        serve(app, port=port, runtime=runtime)
+        if plain:
+            import uvicorn
+
+            uvicorn.run(
+                app,
+                host="127.0.0.1",
+                port=port,
+                log_level="warning",
+                timeout_graceful_shutdown=5,
+            )
+        else:
+            serve(app, port=port, runtime=runtime)
     finally:
         runtime.stop()
     print("stopped", flush=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), sys.argv[2:] == ["plain"])
