@@ -31,6 +31,7 @@ PUBLIC_MODULES = (
     "praxo_actors.providers",
     "praxo_actors.cluster",
     "praxo_actors.observer",
+    "praxo_actors.serving",
     "praxo_actors.cli",
     "supervisors",
 )

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -56,6 +57,7 @@ class DemoConfig:
     run_timeout: float = 60.0
     observe: bool = False
     observe_port: int = 0
+    keep: bool = False  # with observe: serve on after the demo until SIGINT or SIGTERM
 
     def crash_count(self) -> int:
         """Return how many sessions to crash (none when no later run could restore them)."""
@@ -206,18 +208,39 @@ CALCULATOR = Tool(
 )
 
 
-def run_demo(config: DemoConfig, view: DemoView) -> DemoReport:
+def run_demo(
+    config: DemoConfig, view: DemoView, show: Callable[[DemoReport], None] | None = None
+) -> DemoReport:
     """Run the demo and return its report; ``view`` shows progress and the summary.
 
-    Logs (crash reports included) go to a ``.log`` file beside the store, not to the terminal.
+    ``show`` is given the report as soon as the demo has finished, while the runtime (and the
+    observer) still run: with ``config.keep`` that is before serving on until SIGINT or
+    SIGTERM. Logs (crash reports included) go to a ``.log`` file beside the store, not to
+    the terminal.
     """
     store = Path(config.store)
     store.parent.mkdir(parents=True, exist_ok=True)
     with _logs_to(store.with_suffix(".log")):
-        return asyncio.run(_demo(config, view))
+        return asyncio.run(_demo(config, view, show))
 
 
-async def _demo(config: DemoConfig, view: DemoView) -> DemoReport:
+async def _until_signalled() -> None:
+    """Return on SIGINT or SIGTERM (the demo's loop runs on the main thread)."""
+    loop = asyncio.get_running_loop()
+    signalled = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, signalled.set)
+    try:
+        await signalled.wait()
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+async def _demo(
+    config: DemoConfig, view: DemoView, show: Callable[[DemoReport], None] | None = None
+) -> DemoReport:
     rng = random.Random(config.seed)
     # Session ids are new on every invocation, so a store kept from an earlier demo never
     # mixes old histories into this one's consistency check.
@@ -311,6 +334,16 @@ async def _demo(config: DemoConfig, view: DemoView) -> DemoReport:
         report.events_emitted = stats.events_emitted
         report.events_dropped = stats.events_dropped
         report.events_counted = events.count
+        if show is not None:
+            show(report)
+        if config.keep and observer is not None:
+            view.console.print(
+                f"observer: still serving {observer.url} (Ctrl-C or SIGTERM stops it)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+            await _until_signalled()
     finally:
         await asyncio.to_thread(runtime.stop)
         if observer is not None:  # after the runtime: its event streams have ended

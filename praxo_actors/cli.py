@@ -90,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="the observer's port (default: 0, any free port)",
     )
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="with --observe: keep serving the observer after the demo, until Ctrl-C or SIGTERM",
+    )
     demo.set_defaults(run=_run_demo)
 
     conformance = commands.add_parser(
@@ -130,6 +135,9 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.keep and not args.observe:
+        print("praxo-actors demo: --keep needs --observe", file=sys.stderr)
+        return 2
     if args.observe and not _observer_available():
         print(
             "praxo-actors demo --observe: the observer needs Starlette and uvicorn, which the "
@@ -137,7 +145,7 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    from praxo_actors._demo import DemoConfig, run_demo
+    from praxo_actors._demo import DemoConfig, DemoReport, run_demo
 
     config = DemoConfig(
         sessions=args.sessions,
@@ -152,6 +160,7 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
         seed=args.seed,
         observe=args.observe,
         observe_port=args.observe_port,
+        keep=args.keep,
     )
     view = DemoView(Console(), live=config.live)
     view.console.print(
@@ -162,11 +171,14 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
         highlight=False,
         soft_wrap=True,
     )
-    report = run_demo(config, view)
-    verdict = "ok" if report.ok else "FAILED"
-    view.summary(f"summary ({verdict})", report.rows())
-    for problem in report.unexpected[:10]:
-        view.console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
+
+    def show(report: DemoReport) -> None:
+        verdict = "ok" if report.ok else "FAILED"
+        view.summary(f"summary ({verdict})", report.rows())
+        for problem in report.unexpected[:10]:
+            view.console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
+
+    report = run_demo(config, view, show)
     return 0 if report.ok else 1
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import queue
+import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -297,3 +300,63 @@ def test_a_bad_observer_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]
         cli.main(["demo", "--observe", "--observe-port", "70000"])
     assert info.value.code == 2
     assert "65535" in capsys.readouterr().err
+
+
+def test_demo_observe_keep_serves_until_sigterm(tmp_path: Path) -> None:
+    """``demo --observe --keep`` serves the page after the summary; SIGTERM ends it, exit 0."""
+    import httpx
+
+    child = subprocess.Popen(
+        [
+            *command(),
+            "demo",
+            "--sessions",
+            "5",
+            "--runs-per-session",
+            "2",
+            "--latency",
+            "0.01",
+            "--no-live",
+            "--observe",
+            "--keep",
+            "--store",
+            str(tmp_path / "demo.sqlite3"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        while not (seen and seen[-1].startswith("observer: still serving ")):
+            line = lines.get(timeout=TIMEOUT)
+            assert line is not None, f"exited before serving on: {seen}"
+            seen.append(line)
+        url = seen[-1].split()[3]
+        state = httpx.get(f"{url}api/state", timeout=TIMEOUT)
+        assert state.status_code == 200
+        assert len(state.json()["sessions"]) == 5  # the demo's sessions, still there
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(TIMEOUT) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(TIMEOUT)
+        reader.join(TIMEOUT)
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()
+        err = child.stderr.read()
+        child.stderr.close()
+    assert err == ""
+    assert any("summary (ok)" in line for line in seen)
+    assert lines.get(timeout=TIMEOUT) is None  # nothing printed after the signal
