@@ -35,12 +35,12 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters  # noqa: E402
 
-from bench._machine import cpu_model, load_note
-from praxo_actors.agent import arun_agent, new_agent_options
-from praxo_actors.mcp import MCPTools
-from praxo_actors.models import Request, Response, ToolCall, message_assistant, session
+from bench._machine import cpu_model, load_note  # noqa: E402
+from praxo_actors.agent import arun_agent, new_agent_options  # noqa: E402
+from praxo_actors.mcp import MCPTools  # noqa: E402
+from praxo_actors.models import Request, Response, ToolCall, message_assistant, session  # noqa: E402
 
 SERVER = '''
 import socket, sys

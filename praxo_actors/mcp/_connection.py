@@ -71,7 +71,9 @@ class Connection:
         self._owner = asyncio.create_task(self._own(), name=f"praxo-mcp {self.where}")
         ready = asyncio.ensure_future(self._ready.wait())
         try:
-            await asyncio.wait({ready, self._owner}, timeout=timeout, return_when="FIRST_COMPLETED")
+            await asyncio.wait(
+                {ready, self._owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             ready.cancel()
         if not self._ready.is_set():
@@ -119,7 +121,7 @@ class Connection:
             raise ServerGone(f"{self.where}: {self._reason}")
         call = asyncio.ensure_future(client.call_tool(name, arguments))
         try:
-            await asyncio.wait({call, owner}, timeout=timeout, return_when="FIRST_COMPLETED")
+            await asyncio.wait({call, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not call.done():
                 call.cancel()
