@@ -32,6 +32,7 @@ PUBLIC_MODULES = (
     "praxo_actors.cluster",
     "praxo_actors.observer",
     "praxo_actors.serving",
+    "praxo_actors.mcp",
     "praxo_actors.cli",
     "supervisors",
 )
@@ -55,9 +56,13 @@ INTERNAL_CONSTRUCTORS = frozenset(
         "praxo_actors.agent.AgentRun",
         "praxo_actors.agent.ModelContext",
         "praxo_actors.agent.ToolContext",
+        "praxo_actors.mcp.MCPTools",  # made by MCPTools.stdio / MCPTools.http
     }
 )
 OWN_PACKAGES = ("praxo_actors", "supervisors")
+
+# Public modules that need an extra: without its package installed they are left out.
+EXTRA_PACKAGES = {"praxo_actors.mcp": "mcp"}
 
 
 def _kind(obj: Any) -> str:
@@ -146,7 +151,7 @@ def _module_names() -> list[str]:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            if exc.name != name:
+            if exc.name not in (name, EXTRA_PACKAGES.get(name)):
                 raise
             continue
         present.append(name)
