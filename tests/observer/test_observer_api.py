@@ -37,6 +37,7 @@ def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) 
     assert set(state) == {
         "live_sessions",
         "sessions",
+        "page",
         "tree",
         "statistics",
         "latency_ms",
