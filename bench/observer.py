@@ -129,7 +129,9 @@ def never_reading(port: int) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     sock.connect(("127.0.0.1", port))
-    sock.sendall(b"GET /api/events?pattern=* HTTP/1.1\r\nHost: observer\r\n\r\n")
+    # The Host the server was bound on: any other is refused (DNS rebinding).
+    head = f"GET /api/events?pattern=* HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    sock.sendall(head.encode())
     return sock
 
 

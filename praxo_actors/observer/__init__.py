@@ -2,9 +2,11 @@
 
 ``observer_app(runtime)`` returns a Starlette app to mount in a host service (extra
 ``observer``). Its page shows the supervision tree, the live and passivated sessions (sortable,
-each one inspectable), the event stream live over server-sent events, the runtime's counters
-and a run-latency histogram; ``GET /api/state`` returns the same data as JSON. See
-docs/observability.md.
+paged, each one inspectable, stopped or passivated), the recent runs and their timelines, the
+pending approvals (approve, deny), the event stream live over server-sent events, and the
+runtime's counters over 15 minutes with a run-latency histogram; the ``/api/*`` routes return
+the same data as JSON. It answers only the Host it is served on, and acts only on a same-origin
+``POST`` carrying the page's token. See docs/observability.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
@@ -40,8 +41,9 @@ class ObserverServer:
 
     Uvicorn runs on a daemon thread with its own event loop, so the program it watches keeps its
     own; the app reads the runtime only through its thread-safe async forms. ``port=0`` picks a
-    free port; :attr:`url` says which. ``client_buffer`` is :func:`observer_app`'s; each
-    connection's kernel send buffer is capped (64 KiB), so a client that never reads costs a
+    free port; :attr:`url` says which. ``client_buffer``, ``show_arguments`` and
+    ``allowed_hosts`` are :func:`observer_app`'s; each connection's kernel send buffer is
+    capped (64 KiB), so a client that never reads costs a
     bounded amount of memory in the kernel as well as in the process.
 
     Raises:
@@ -57,12 +59,20 @@ class ObserverServer:
         port: int = 0,
         timeout: float = 10.0,
         client_buffer: int = 1000,
+        *,
+        show_arguments: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
     ) -> None:
         import uvicorn
 
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise PraxoError("RUNTIME_INVALID_INPUT", f"port must be 0..65535, got {port!r}")
-        self._app = observer_app(runtime, client_buffer=client_buffer)
+        self._app = observer_app(
+            runtime,
+            client_buffer=client_buffer,
+            show_arguments=show_arguments,
+            allowed_hosts=allowed_hosts,
+        )
         config = uvicorn.Config(
             self._app,
             host=host,

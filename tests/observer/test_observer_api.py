@@ -37,6 +37,7 @@ def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) 
     assert set(state) == {
         "live_sessions",
         "sessions",
+        "page",
         "tree",
         "statistics",
         "latency_ms",
@@ -158,7 +159,7 @@ def test_the_page_and_its_script_are_served(observed: Observed) -> None:
     assert 'id="live-sessions"' in page.text and 'src="observer.js"' in page.text
     script = observed.client.get("/observer.js")
     assert script.headers["content-type"].startswith("text/javascript")
-    assert 'fetch("api/state"' in script.text and 'EventSource("api/events' in script.text
+    assert "api/state?" in script.text and 'EventSource("api/events' in script.text
 
 
 def test_the_app_runs_on_the_runtimes_own_loop() -> None:

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from _observed import TIMEOUT, Observed
+from _people import RECIPIENT, mailer
+from test_observer_views import assert_ended
+
+from praxo_actors.agent import new_agent_options
+from praxo_actors.testing import EchoModel
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -96,10 +102,10 @@ def test_sessions_sort_and_inspect_on_click(observed: Observed, page: Any) -> No
         return cells
 
     assert first_column() == ["a", "b", "c"]
-    page.click("#sessions th[data-key=id]")  # the same column again: descending
+    page.click("#sessions th[data-key=id] button")  # the same column again: descending
     page.wait_for_function("document.querySelector('#sessions tbody tr td')?.textContent === 'c'")
     assert first_column() == ["c", "b", "a"]
-    page.click("#sessions th[data-key=messages]")
+    page.click("#sessions th[data-key=messages] button")
     page.wait_for_function(
         "document.querySelector('#sessions tbody tr:last-child td')?.textContent === 'a'"
     )
@@ -118,3 +124,160 @@ def test_the_page_says_when_the_runtime_stops(observed: Observed, page: Any) -> 
     observed.runtime.stop()
     wait_text(page, "#status", "runtime stopped")
     page.wait_for_function("document.body.dataset.events === 'ended'")
+
+
+AXE = Path(
+    os.environ.get(
+        "PRAXO_AXE_JS",
+        Path(__file__).resolve().parents[2] / ".cache/axe/node_modules/axe-core/axe.min.js",
+    )
+)
+
+
+def test_the_page_has_no_serious_accessibility_violation(observed: Observed, page: Any) -> None:
+    """axe-core finds no serious or critical violation on the page with sessions, runs, an
+    approval and events shown."""
+    if not AXE.is_file():
+        pytest.skip(f"no axe-core at {AXE} (.ci/run installs it from npm)")
+    sent: list[Any] = []
+    observed.runtime.register_agent("mailer", mailer(sent))
+    observed.run("s1")
+    observed.runtime.session("ask", agent="mailer").run("mail").get(timeout=TIMEOUT)
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 2")
+    page.wait_for_function("document.querySelectorAll('#approvals .approval').length === 1")
+    page.wait_for_function("document.querySelectorAll('#runs tbody tr').length === 2")
+    page.wait_for_function("document.body.dataset.series === '90'")
+    page.wait_for_function("document.body.dataset.events === 'open'")
+    for n in range(12):
+        observed.run(f"e{n}")  # the events box overflows: it must scroll from the keyboard
+    page.wait_for_function(
+        "(() => { const b = document.querySelector('#events').parentElement;"
+        " return b.scrollHeight > b.clientHeight; })()"
+    )
+    page.add_script_tag(path=str(AXE))
+    version = page.evaluate("axe.version")
+    assert version.startswith("4.")
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert bad == []
+    assert results["passes"], "axe-core checked nothing"
+    shot = os.environ.get("PRAXO_OBSERVER_SCREENSHOT")
+    if shot:  # how docs/observer.png is taken
+        page.screenshot(path=shot, full_page=True)
+
+
+def test_every_control_works_from_the_keyboard(observed: Observed, page: Any) -> None:
+    """Sort buttons set ``aria-sort`` (numbers sort as numbers), Enter on a session row
+    inspects it, Space on a run row shows its timeline, and the events box takes focus and
+    scrolls with the arrow keys."""
+    for sid in ("b", "a", "c"):
+        observed.run(sid)
+    for _ in range(2):
+        observed.run("a")  # 12 messages: as text, "12" would sort before "4"
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 3")
+    button = page.locator("#sessions th[data-key=messages] button")
+    button.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "document.querySelector('#sessions th[data-key=messages]').ariaSort === 'ascending'"
+    )
+    assert page.get_attribute("#sessions th[data-key=id]", "aria-sort") == "none"
+    page.wait_for_function(
+        "document.querySelector('#sessions tbody tr:last-child td')?.textContent === 'a'"
+    )
+    assert page.locator("#sessions tbody tr td:nth-child(5)").all_inner_texts() == ["4", "4", "12"]
+    page.keyboard.press("Space")  # the same button again: descending
+    page.wait_for_function(
+        "document.querySelector('#sessions th[data-key=messages]').ariaSort === 'descending'"
+    )
+    page.wait_for_function("document.querySelector('#sessions tbody tr td')?.textContent === 'a'")
+    page.locator("#sessions tbody tr").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#inspect').textContent.includes('\"a\"')")
+    assert '"messages": 12' in page.locator("#inspect").inner_text()
+
+    page.wait_for_function("document.querySelectorAll('#runs tbody tr').length === 5")
+    page.locator("#runs tbody tr").first.focus()
+    page.keyboard.press(" ")
+    page.wait_for_function("document.querySelectorAll('#timeline li').length === 8")
+    assert "run.completed" in page.locator("#timeline li").last.inner_text()
+
+    for sid in [f"e{n}" for n in range(12)]:
+        observed.run(sid)  # enough events to overflow the box
+    page.wait_for_function(
+        "(() => { const b = document.querySelector('#events-box');"
+        " return b.scrollHeight > b.clientHeight; })()"
+    )
+    page.locator("#events-box").focus()
+    assert page.evaluate("document.activeElement.id") == "events-box"
+    page.keyboard.press("End")
+    page.wait_for_function("document.querySelector('#events-box').scrollTop > 0")
+
+
+def test_more_than_one_page_of_sessions_is_paged(observed: Observed, page: Any) -> None:
+    """With 130 sessions the page shows 100, then the other 30 on the next page."""
+    observed.runtime.register_agent("echo", lambda: new_agent_options(EchoModel()))
+    futures = [observed.runtime.session(f"p{n:03}", agent="echo").run("hi") for n in range(130)]
+    for future in futures:
+        future.get(timeout=TIMEOUT)
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 100")
+    assert not page.is_disabled("#next-page") and page.is_disabled("#prev-page")
+    page.click("#next-page")
+    page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 30")
+    assert page.locator("#sessions tbody tr td").first.inner_text() == "p100"
+    assert page.is_disabled("#next-page")
+    wait_text(page, "#page-label", "page 2")
+
+
+def test_approve_and_deny_from_the_page_end_the_runs(observed: Observed, page: Any) -> None:
+    """Approve on one pending approval runs the tool; deny on the other ends its run with the
+    call denied; the list empties, and the arguments were shown redacted."""
+    sent: list[Any] = []
+    observed.runtime.register_agent("mailer", mailer(sent))
+    for sid in ("yes", "no"):
+        observed.runtime.session(sid, agent="mailer").run("mail").get(timeout=TIMEOUT)
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#approvals .approval').length === 2")
+    shown = page.locator("#approvals").inner_text()
+    assert RECIPIENT not in shown and "[REDACTED_EMAIL]" in shown
+    page.click("#approvals [data-session=yes] button[aria-label^=approve]")
+    page.click("#approvals [data-session=no] button[aria-label^=deny]")
+    page.wait_for_function("document.querySelectorAll('#approvals .approval').length === 0")
+    assert_ended(observed, sent)
+    page.wait_for_function(
+        "[...document.querySelectorAll('#runs tbody tr')]"
+        ".filter(tr => tr.textContent.includes('completed')).length === 2"
+    )
+
+
+def test_stop_and_passivate_from_the_page(observed: Observed, page: Any) -> None:
+    """The passivate and stop buttons of a session's row take it out of memory."""
+    observed.run("one")
+    observed.run("two")
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 2")
+    page.click("button[aria-label='passivate one']")
+    page.click("button[aria-label='stop two']")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#sessions tbody tr td:nth-child(2)')]"
+        ".every(td => td.textContent === 'passivated')"
+    )
+    states = {s["id"]: s["state"] for s in observed.state()["sessions"]}
+    assert states == {"one": "passivated", "two": "passivated"}
+
+
+def test_the_browser_gets_the_favicon(observed: Observed, page: Any) -> None:
+    """Loading the page asks for no resource that fails (the favicon included)."""
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    page.goto(observed.server.url)
+    wait_text(page, "#status", "live")
+    icon = page.evaluate("fetch('/favicon.ico').then(r => r.status)")
+    assert icon == 200 and failed == []
