@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from praxo_actors.runtime._clock import RuntimeClock
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._inspect import SessionInfo
@@ -27,6 +28,7 @@ __all__ = [
     "MNFuture",
     "RunFuture",
     "Runtime",
+    "RuntimeClock",
     "RuntimeStatistics",
     "Scheduler",
     "SchedulerClosedError",

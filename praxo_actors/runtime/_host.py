@@ -22,6 +22,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime._bridge import LoopBridge
+from praxo_actors.runtime._clock import LoopClock, Timer
 from praxo_actors.runtime._futures import MNFuture
 from praxo_actors.runtime._iopool import IOPool
 from praxo_actors.runtime._loop_sched import LoopScheduler
@@ -48,6 +49,7 @@ class SessionHost:
     key: bytes | None
     allowed_types: frozenset[str]
     loop_scheduler: LoopScheduler
+    clock: LoopClock
     router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
     _posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = field(default_factory=deque)
     _posted_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -134,11 +136,12 @@ class SessionHost:
             done(False, RuntimeError("the runtime's event loop is closed"))
         return None
 
-    def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
+    def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
+        """Call ``fn(*args)`` on the loop after ``delay`` seconds of the runtime's clock;
+        return a cancellable handle."""
         if threading.get_ident() == self.loop_thread_id:
-            return self.loop.call_later(delay, fn, *args)
-        return _LaterHandle(self.loop, delay, fn, args)
+            return self.clock.call_later(delay, fn, *args)
+        return _LaterHandle(self.loop, self.clock, delay, fn, args)
 
     def run_now(self) -> None:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""
@@ -161,16 +164,18 @@ class _LaterHandle:
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
+        clock: LoopClock,
         delay: float,
         fn: Callable[..., Any],
         args: tuple[Any, ...],
     ) -> None:
         self._cancelled = False
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: Timer | None = None
+        due = clock.now() + delay  # the hop to the loop must not push the timer back
 
         def arm() -> None:
             if not self._cancelled:
-                self._handle = loop.call_later(delay, fn, *args)
+                self._handle = clock.call_later(due - clock.now(), fn, *args)
 
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(arm)

@@ -44,6 +44,7 @@ from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
 from praxo_actors.runtime._blocking import check_not_blocking, forbid_blocking
 from praxo_actors.runtime._bridge import LoopBridge
+from praxo_actors.runtime._clock import LoopClock, RuntimeClock, Timer
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
 from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
@@ -85,7 +86,7 @@ class Runtime:
     _config: RuntimeConfig
     _host: SessionHost
     _io_pool: IOPool
-    _janitor: asyncio.TimerHandle | None
+    _janitor: Timer | None
     _loop: asyncio.AbstractEventLoop
     _loop_scheduler: LoopScheduler
     _loop_thread: threading.Thread | None
@@ -118,6 +119,7 @@ class Runtime:
         io_threads: int = 256,
         delivery_threads: int = 4,
         timeout: float = 10.0,
+        clock: RuntimeClock | None = None,
         resume: bool = False,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -148,7 +150,13 @@ class Runtime:
                 scheduler threads instead (their ``async`` callbacks still on the loop).
             io_threads: Threads for synchronous (blocking) model and tool callbacks.
             delivery_threads: Threads delivering events to subscribers.
-            timeout: Bound on each internal wait (activation, store reads, shutdown).
+            timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
+                activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
+                sessions supervisor they wait on has answered nothing for that long (a backlog
+                that keeps moving is never cut short, however long it takes).
+            clock: Where deadlines, idle timeouts and the activation timeout read the time and
+                set their timers (None: real time). A test passes a
+                :class:`praxo_actors.testing.ManualClock` and moves it by hand.
             resume: Resume the durable runs a previous process left in the store: each agent's
                 sessions with a journaled run are restored as soon as that agent is registered
                 (see :meth:`resume_pending`).
@@ -173,6 +181,7 @@ class Runtime:
             io_threads=io_threads,
             delivery_threads=delivery_threads,
             timeout=timeout,
+            clock=clock,
             resume=resume,
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
@@ -258,6 +267,7 @@ class Runtime:
         self._stop_lock = threading.Lock()
         self._stop_done = threading.Event()
         self._janitor = None
+        clock = LoopClock(loop, loop_thread_id, config.clock, config.timeout)
         # A script that forgets stop() still stops the runtime on its way out (every runtime
         # thread is a daemon, so the interpreter reaches its atexit hooks).
         self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
@@ -278,6 +288,7 @@ class Runtime:
             key=config.checkpoint_key,
             allowed_types=config.allowed_types,
             loop_scheduler=self._loop_scheduler,
+            clock=clock,
         )
         router = self._router = host.router = Router(
             agents=self._agents,
@@ -286,9 +297,10 @@ class Runtime:
             max_live_sessions=config.max_live_sessions,
             max_queue=config.max_queue,
             on_busy=config.on_busy,
+            clock=clock.now,
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
-        router.activator = Activator(host, scheduler, self.registry, config.timeout)
+        router.activator = Activator(host, scheduler, self.registry, config.timeout, clock)
         self._resumer = Resumer(host, self._agents, config.timeout)
         return self
 
@@ -431,7 +443,7 @@ class Runtime:
         idle = self._config.idle_timeout
         assert idle is not None
         interval = max(min(idle / 2, 30.0), 0.05)
-        self._janitor = self._loop.call_later(interval, self._janitor_tick)
+        self._janitor = self._host.clock.call_later(interval, self._janitor_tick)
 
     def _janitor_tick(self) -> None:
         assert self._config.idle_timeout is not None
