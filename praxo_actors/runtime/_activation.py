@@ -133,6 +133,13 @@ class Activator:
         self._reads = _Lane(self, "store", "documents")
         self._starts = _Lane(self, "sessions supervisor", "refs")
 
+    def close(self) -> None:
+        """Cancel the watchdog timers (the runtime has stopped; a clock may outlive it)."""
+        for lane in (self._reads, self._starts):
+            if lane.timer is not None:
+                lane.timer.cancel()
+                lane.timer = None
+
     def activate(self, session_id: str, entry: _Entry) -> None:
         """Queue a new session; the queue is sent at the end of this turn of the loop."""
         self._queue.append((session_id, entry))

@@ -191,3 +191,12 @@ def test_a_clock_without_timers_is_refused(runtime: Start) -> None:
         with pytest.raises(PraxoError) as info:
             runtime(clock=bad)
         assert info.value.code == "RUNTIME_INVALID_CONFIG"
+
+
+def test_a_stopped_runtime_leaves_no_timer_on_its_clock(runtime: Start) -> None:
+    """After stop() the clock fires nothing of the runtime's: no watchdog, janitor or deadline."""
+    clock = ManualClock()
+    rt = runtime(agents={"default": echo_agent}, clock=clock, idle_timeout=60)
+    assert rt.session("s").run("x", deadline=30).get(timeout=TIMEOUT).output == "x"
+    rt.stop()
+    assert clock.advance(3600) == 0
