@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import traceback
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -200,3 +201,72 @@ def test_a_stopped_runtime_leaves_no_timer_on_its_clock(runtime: Start) -> None:
     assert rt.session("s").run("x", deadline=30).get(timeout=TIMEOUT).output == "x"
     rt.stop()
     assert clock.advance(3600) == 0
+
+
+class _HeldLoop:
+    """A lane's clock in a unit test: a ManualClock whose timers can be held back, as a loop
+    held up by a collector pause would run them late."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.held = False
+        self.late: list[Callable[[], object]] = []
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def call_later(self, delay: float, fn: Callable[..., object], *args: object) -> Any:
+        def fire() -> None:
+            if self.held:
+                self.late.append(lambda: fn(*args))
+            else:
+                fn(*args)
+
+        return self.clock.call_later(delay, fire)
+
+    def release(self) -> None:
+        self.held = False
+        late, self.late = self.late, []
+        for fn in late:
+            fn()
+
+
+def test_a_stall_of_the_loop_counts_for_two_ticks_only() -> None:
+    """Time in which the watchdog itself could not run counts for at most two of its ticks."""
+    clock = ManualClock()
+    loop = _HeldLoop(clock)
+    expired: list[list[Any]] = []
+    activator: Any = types.SimpleNamespace(
+        clock=loop, timeout=ACTIVATION, expire=lambda batches, _name: expired.append(batches)
+    )
+    lane = _activation._Lane(activator, "store", "documents")
+    batch = _activation._Batch([])
+    lane.sent(batch)
+    loop.held = True
+    clock.advance(30)  # the loop is held up for 30 s: no tick runs
+    loop.release()  # the late tick counts 2 s of them (two ticks of 1 s)
+    assert expired == []
+    clock.advance(ACTIVATION - 2 - 0.001)
+    assert expired == []
+    clock.advance(0.001)
+    assert expired == [[batch]]
+
+
+def test_an_answer_restarts_the_count_for_the_batches_still_waiting() -> None:
+    """Each answer of the store gives the batches still waiting a whole timeout again."""
+    clock = ManualClock()
+    expired: list[list[Any]] = []
+    activator: Any = types.SimpleNamespace(
+        clock=_HeldLoop(clock), timeout=ACTIVATION, expire=lambda b, _n: expired.append(b)
+    )
+    lane = _activation._Lane(activator, "store", "documents")
+    first, second = _activation._Batch([]), _activation._Batch([])
+    lane.sent(first)
+    lane.sent(second)
+    clock.advance(ACTIVATION - 1)
+    first.documents = []
+    lane.answer()
+    clock.advance(ACTIVATION - 0.001)
+    assert expired == []
+    clock.advance(0.001)
+    assert expired == [[second]]
