@@ -9,6 +9,7 @@ runtime's timer callbacks run on its event loop thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
 import time
@@ -52,9 +53,9 @@ class RuntimeClock(Protocol):
 class LoopClock:
     """The runtime's readings and timers: real time on the loop, or a :class:`RuntimeClock`.
 
-    Its readings work from any thread; :meth:`call_later` is called on the loop thread and its
-    ``fn`` always runs there, never inside the call (a timer already due runs in the loop's
-    next turn, as ``loop.call_soon`` would run it).
+    Its readings and :meth:`call_later` work from any thread, and a timer's ``fn`` always runs
+    on the loop thread, never inside the call (a timer already due runs in the loop's next
+    turn, as ``loop.call_soon`` would run it).
 
     When a clock of the caller's fires a timer on another thread, that thread waits (at most
     ``wait`` seconds) until the loop has run it: so ``ManualClock.advance`` returns with the
@@ -82,6 +83,8 @@ class LoopClock:
 
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
         """Call ``fn(*args)`` on the loop thread after ``delay`` seconds of this clock."""
+        if threading.get_ident() != self._loop_thread_id:
+            return _OffLoopTimer(self, self.now() + delay, fn, args)
         if self._clock is None:
             return self._loop.call_later(delay, fn, *args)
         if delay <= 0:
@@ -106,3 +109,29 @@ class LoopClock:
             return  # the loop is closed: the runtime has stopped, nothing is left to time
         # Bounded: a loop that stops meanwhile never runs it.
         ran.wait(self._wait)
+
+
+class _OffLoopTimer:
+    """A timer set from another thread: armed on the loop, cancellable before and after."""
+
+    __slots__ = ("_cancelled", "_timer")
+
+    def __init__(
+        self, clock: LoopClock, due: float, fn: Callable[..., Any], args: tuple[Any, ...]
+    ) -> None:
+        self._cancelled = False
+        self._timer: Timer | None = None
+
+        def arm() -> None:
+            if not self._cancelled:  # from its due time: the hop to the loop must not delay it
+                self._timer = clock.call_later(due - clock.now(), fn, *args)
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing is left to time
+            clock._loop.call_soon_threadsafe(arm)
+
+    def cancel(self) -> None:
+        """Stop the timer from firing (harmless once it has fired)."""
+        self._cancelled = True
+        timer = self._timer
+        if timer is not None:
+            timer.cancel()

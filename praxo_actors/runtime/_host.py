@@ -8,7 +8,6 @@ loop (the default), ``call_soon_threadsafe`` when sessions run on scheduler thre
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -137,11 +136,9 @@ class SessionHost:
         return None
 
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
-        """Call ``fn(*args)`` on the loop after ``delay`` seconds of the runtime's clock;
-        return a cancellable handle."""
-        if threading.get_ident() == self.loop_thread_id:
-            return self.clock.call_later(delay, fn, *args)
-        return _LaterHandle(self.loop, self.clock, delay, fn, args)
+        """Call ``fn(*args)`` on the loop after ``delay`` seconds of the runtime's clock (from
+        any thread); return a cancellable handle."""
+        return self.clock.call_later(delay, fn, *args)
 
     def run_now(self) -> None:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""
@@ -154,34 +151,3 @@ class SessionHost:
     def has_subscribers(self) -> bool:
         """Return whether any event subscription exists (events are built only then)."""
         return self.router.bus.subscription_count > 0
-
-
-class _LaterHandle:
-    """A timer set from another thread: cancellable before and after it reaches the loop."""
-
-    __slots__ = ("_cancelled", "_handle")
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        clock: LoopClock,
-        delay: float,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-    ) -> None:
-        self._cancelled = False
-        self._handle: Timer | None = None
-        due = clock.now() + delay  # the hop to the loop must not push the timer back
-
-        def arm() -> None:
-            if not self._cancelled:
-                self._handle = clock.call_later(due - clock.now(), fn, *args)
-
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(arm)
-
-    def cancel(self) -> None:
-        self._cancelled = True
-        handle = self._handle
-        if handle is not None:
-            handle.cancel()

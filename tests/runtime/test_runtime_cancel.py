@@ -144,13 +144,13 @@ def test_a_deadline_passing_during_a_tool_call_ends_the_run(runtime: Start) -> N
     clock = ManualClock()
 
     def slow(args: dict[str, Any]) -> str:
-        clock.advance(6)  # the call outlasts the run's deadline of 5 s
+        clock.advance(61)  # the call outlasts the run's deadline of 60 s
         return "late"
 
     model = ScriptedModel([ToolCall("slow", {}), "never"])
     tool = Tool("slow", "Outlast the deadline.", {"type": "object"}, slow)
     rt = runtime(agents={"default": lambda: new_agent_options(model, tools=[tool])}, clock=clock)
-    future = rt.session("s1").run("go", deadline=5)
+    future = rt.session("s1").run("go", deadline=60)
     assert error_code(future) == "AGENT_DEADLINE"
     assert len(model.requests) == 1
     assert rt.session("s1").history() == []
@@ -164,8 +164,9 @@ def test_deadline_passing_while_queued_fails_without_a_model_call(runtime: Start
     handle = rt.session("s1")
     running = handle.run("a")
     gate.entered(1)
-    queued = handle.run("b", deadline=1)
-    clock.advance(2)
+    queued = handle.run("b", deadline=60)
+    assert rt.inspect("s1").queued_runs == 1  # its deadline timer is set
+    clock.advance(61)
     gate.release()
     assert running.get(timeout=TIMEOUT).output == "a!"
     assert error_code(queued) == "AGENT_DEADLINE"
