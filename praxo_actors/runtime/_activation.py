@@ -3,14 +3,27 @@
 On 0.1 a new session cost one round trip to the sessions supervisor and one blocking checkpoint
 read, one session at a time (~1.1 ms each: 11 s for 10,000). Here the router queues new sessions
 and, once per turn of the event loop, the :class:`Activator` sends each chunk of them as *one*
-``start_children`` message to the sessions supervisor and *one* ``LoadCheckpoints`` read to the
+``start_children`` message to the sessions supervisor and *one* ``LoadSessions`` read to the
 store actor, in parallel. When both answers are in (they come back to the loop thread), each
 session gets its checkpoint in a :class:`Restore` message and the runs that waited for it.
 Nothing here blocks the loop.
+
+The activation timeout bounds a *stuck* activation, not a queue. The store actor answers its
+reads in order, and the sessions supervisor its ``start_children``: a :class:`_Lane` for each
+watches that it keeps answering. A batch fails ``RUNTIME_TIMEOUT`` only when the one it waits on
+has answered nothing for ``timeout`` seconds since the batch was sent, so a backlog of 10,000
+new sessions (20 batches) behind a slow store all activate however long the 20 reads take
+together; a read that never returns fails its batch, and those queued behind it, ``timeout``
+seconds after the store's last answer (on 0.2 each batch had ``timeout`` from its sending, and
+on a busy machine the tail of the backlog failed while the store was still answering). Those
+seconds are the loop's: a stretch in which the loop itself could not run (a collector pause,
+a starved process) counts for two ticks of the watchdog at most, since whatever the batch
+waits on could not run either.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any, cast
 
 import pykka
@@ -24,6 +37,7 @@ from praxo_actors.runtime._session import SessionActor
 from supervisors import ChildSpec, SupervisorError
 
 if TYPE_CHECKING:
+    from praxo_actors.runtime._clock import LoopClock, Timer
     from praxo_actors.runtime._host import SessionHost
     from praxo_actors.runtime._router import _Entry
 
@@ -35,31 +49,122 @@ logger = get_logger("praxo_actors.runtime")
 # enough that the first sessions of a burst of 10,000 start while the last are still queued.
 CHUNK = 500
 
+# Watchdog ticks per activation timeout while batches wait: a stuck batch fails within a tenth
+# of the timeout after its time is up.
+TICKS = 10
+_EPSILON = 1e-9  # seconds summed tick by tick may fall short of the timeout by a rounding
+
+# A new session answers its supervisor's first message from the loop, behind the loop's
+# backlog: on 2 busy vCPUs one full collection took 7 s at 45,000 live sessions, and starts
+# bounded by the 10 s timeout failed SUPERVISOR_START_FAILED past 65,000. The watchdog, on
+# loop time, bounds a stuck start; this real-time bound (in timeouts) only ends a wedged loop's.
+START_TIMEOUTS = 6
+
 _Item = tuple[str, "_Entry"]
 
 
 class _Batch:
-    __slots__ = ("documents", "done", "items", "refs", "timer")
+    __slots__ = ("documents", "done", "items", "refs")
 
     def __init__(self, items: list[_Item]) -> None:
         self.items = items
         self.documents: list[StoredSession | None] | PraxoError | None = None
         self.refs: list[pykka.ActorRef[Any] | SupervisorError] | None = None
         self.done = False
-        self.timer: Any = None
+
+
+class _Lane:
+    """The batches waiting on one answerer (the store, or the sessions supervisor), in order.
+
+    ``field`` names the batch slot its answer fills. The lane counts the seconds the loop has
+    run while batches wait (``active``); a batch is stuck once ``timeout`` of them have passed
+    since it was sent and since the answerer's last answer. A tick, ``TICKS`` times per
+    timeout while anything waits, brings the count up to date and fails what is stuck.
+    """
+
+    __slots__ = ("activator", "active", "answered", "field", "last", "name", "timer", "waiting")
+
+    def __init__(self, activator: Activator, name: str, field: str) -> None:
+        self.activator = activator
+        self.name = name
+        self.field = field
+        self.waiting: deque[tuple[_Batch, float]] = deque()  # (batch, ``active`` when sent)
+        self.active = 0.0
+        self.answered = 0.0  # ``active`` at the last answer
+        self.last = 0.0  # the clock's reading when ``active`` was last brought up to date
+        self.timer: Timer | None = None
+
+    def sent(self, batch: _Batch) -> None:
+        """Watch a batch whose request is on its way (before the answer can come)."""
+        if self.timer is None:  # nothing waited until now: there is nothing to count
+            self.last = self.activator.clock.now()
+            self._arm()
+        else:
+            self._count()
+        self.waiting.append((batch, self.active))
+
+    def answer(self) -> None:
+        """Note an answer (any batch's: a late one for an expired batch is progress too)."""
+        self._count()
+        self.answered = self.active
+        waiting = self.waiting
+        while waiting and self._settled(waiting[0][0]):
+            waiting.popleft()
+
+    def _count(self) -> None:
+        now = self.activator.clock.now()
+        # A gap longer than two ticks means the loop itself was held up (a collector pause of
+        # seconds on a starved machine): the answerer was too, so only two ticks count.
+        self.active += min(max(0.0, now - self.last), 2 * self.activator.timeout / TICKS)
+        self.last = now
+
+    def _settled(self, batch: _Batch) -> bool:
+        return batch.done or getattr(batch, self.field) is not None
+
+    def _arm(self) -> None:
+        self.timer = self.activator.clock.call_later(self.activator.timeout / TICKS, self._tick)
+
+    def _tick(self) -> None:
+        self.timer = None
+        self._count()
+        timeout, waiting, stuck = self.activator.timeout, self.waiting, []
+        while waiting:
+            batch, sent = waiting[0]
+            if self._settled(batch):
+                waiting.popleft()
+                continue
+            if self.active - max(sent, self.answered) < timeout - _EPSILON:
+                break  # so are the later ones: they were sent after it
+            stuck.append(waiting.popleft()[0])
+        if waiting:
+            self._arm()
+        if stuck:
+            self.activator.expire(stuck, self.name)
 
 
 class Activator:
     """Start and restore new sessions in batches (on the loop thread; see the module doc)."""
 
-    def __init__(self, host: SessionHost, scheduler: Any, registry: Any, timeout: float) -> None:
+    def __init__(
+        self, host: SessionHost, scheduler: Any, registry: Any, timeout: float, clock: LoopClock
+    ) -> None:
         self.host = host
         self.scheduler = scheduler
         self.registry = registry
         self.timeout = timeout
+        self.clock = clock
         self.sessions: Any = None  # the sessions supervisor's proxy; set when it (re)starts
         self._queue: list[_Item] = []
         self._scheduled = False
+        self._reads = _Lane(self, "store", "documents")
+        self._starts = _Lane(self, "sessions supervisor", "refs")
+
+    def close(self) -> None:
+        """Cancel the watchdog timers (the runtime has stopped; a clock may outlive it)."""
+        for lane in (self._reads, self._starts):
+            if lane.timer is not None:
+                lane.timer.cancel()
+                lane.timer = None
 
     def activate(self, session_id: str, entry: _Entry) -> None:
         """Queue a new session; the queue is sent at the end of this turn of the loop."""
@@ -76,7 +181,8 @@ class Activator:
 
     def _send(self, batch: _Batch) -> None:
         host = self.host
-        batch.timer = host.loop.call_later(self.timeout, self._expire, batch)
+        self._reads.sent(batch)
+        self._starts.sent(batch)
         ids = [session_id for session_id, _ in batch.items]
         try:
             # The store actors answer with an MNFuture, which takes a done callback.
@@ -91,7 +197,7 @@ class Activator:
                 _SessionStart(self, session_id, entry),
                 restart="temporary",
                 shutdown=self.timeout,
-                start_timeout=self.timeout,
+                start_timeout=self.timeout * START_TIMEOUTS,
             )
             for session_id, entry in batch.items
         ]
@@ -121,10 +227,12 @@ class Activator:
 
     def _documents(self, batch: _Batch, documents: list[StoredSession | None] | PraxoError) -> None:
         batch.documents = documents
+        self._reads.answer()
         self._finish(batch)
 
     def _started(self, batch: _Batch, refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
         batch.refs = refs
+        self._starts.answer()
         self._finish(batch)
 
     def _finish(self, batch: _Batch) -> None:
@@ -132,12 +240,9 @@ class Activator:
         if documents is None or refs is None:
             return
         if batch.done:  # expired: the runs failed already; stop what started late
-            for ref in refs:
-                if isinstance(ref, pykka.ActorRef):
-                    ref.stop(block=False)
+            _stop(refs)
             return
         batch.done = True
-        batch.timer.cancel()
         router = self.host.router
         for i, (session_id, entry) in enumerate(batch.items):
             ref = refs[i]
@@ -149,18 +254,29 @@ class Activator:
             else:
                 router.activated(session_id, entry, ref, documents[i])
 
-    def _expire(self, batch: _Batch) -> None:
-        if batch.done:
-            return
-        batch.done = True
-        error = PraxoError("RUNTIME_TIMEOUT", f"sessions not activated within {self.timeout} s")
-        logger.error("activation_timeout", sessions=len(batch.items), timeout=self.timeout)
-        for session_id, entry in batch.items:
-            self.host.router.activation_failed(session_id, entry, error)
-        if batch.refs is not None:  # started, but the read never came: stop them
-            for ref in batch.refs:
-                if isinstance(ref, pykka.ActorRef):
-                    ref.stop(block=False)
+    def expire(self, batches: list[_Batch], waited_for: str) -> None:
+        """Fail the runs of batches stuck on ``waited_for`` (``RUNTIME_TIMEOUT``)."""
+        error = PraxoError(
+            "RUNTIME_TIMEOUT",
+            f"sessions not activated: the {waited_for} answered nothing for {self.timeout} s",
+        )
+        sessions = sum(len(batch.items) for batch in batches)
+        logger.error(
+            "activation_timeout", sessions=sessions, waiting_for=waited_for, timeout=self.timeout
+        )
+        router = self.host.router
+        for batch in batches:
+            batch.done = True
+            for session_id, entry in batch.items:
+                router.activation_failed(session_id, entry, error)
+            if batch.refs is not None:  # started, but the read never came: stop them
+                _stop(batch.refs)
+
+
+def _stop(refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
+    for ref in refs:
+        if isinstance(ref, pykka.ActorRef):
+            ref.stop(block=False)
 
 
 def _activation_error(exc: SupervisorError) -> PraxoError:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
+from praxo_actors.runtime._clock import RuntimeClock
 
 __all__ = ["RuntimeConfig"]
 
@@ -29,6 +30,7 @@ class RuntimeConfig:
     delivery_threads: int = 4
     subscriber_timeout: float = 5.0
     timeout: float = 10.0
+    clock: RuntimeClock | None = None
     resume: bool = False
     tracer_provider: Any = None
     meter_provider: Any = None
@@ -56,6 +58,11 @@ class RuntimeConfig:
             raise _bad("timeout must be a positive number")
         if not (_is_number(self.subscriber_timeout) and 0 < self.subscriber_timeout < math.inf):
             raise _bad("subscriber_timeout must be a positive, finite number")
+        clock = self.clock
+        if clock is not None and not all(
+            callable(getattr(clock, name, None)) for name in ("now", "monotonic_ns", "call_later")
+        ):
+            raise _bad("clock must have now(), monotonic_ns() and call_later() (or be None)")
         key = self.checkpoint_key
         if key is not None and (not isinstance(key, bytes) or not key):
             raise _bad("checkpoint_key must be non-empty bytes")

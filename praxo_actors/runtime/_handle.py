@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -149,7 +148,7 @@ class SessionHandle:
                 raise PraxoError(
                     "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
                 )
-            deadline_ns = time.monotonic_ns() + int(deadline * 1e9)
+            deadline_ns = self._runtime._host.clock.monotonic_ns() + int(deadline * 1e9)
         runtime = self._runtime
         host, router = runtime._host, runtime._router
         future = RunFuture(run_id, self.id, runtime._cancel)

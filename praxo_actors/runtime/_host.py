@@ -19,6 +19,7 @@ import pykka
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopGate, LoopScheduler
 from praxo_actors.agent import AgentOptions
+from praxo_actors.runtime._clock import LoopClock, Timer
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._router import Router
@@ -42,6 +43,7 @@ class SessionHost:
     key: bytes | None
     allowed_types: frozenset[str]
     loop_scheduler: LoopScheduler
+    clock: LoopClock
     router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
     store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
     bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
@@ -84,9 +86,10 @@ class SessionHost:
             done(False, RuntimeError("the runtime's event loop is closed"))
         return None
 
-    def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
-        """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
-        return self.gate.call_later(delay, fn, *args)
+    def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
+        """Call ``fn(*args)`` on the loop after ``delay`` seconds of the runtime's clock (from
+        any thread); return a cancellable handle."""
+        return self.clock.call_later(delay, fn, *args)
 
     def run_now(self) -> None:
         """Run the loop's ready actors now, when called on the loop thread outside a turn."""

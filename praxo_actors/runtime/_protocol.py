@@ -59,7 +59,8 @@ class _Msg(msgspec.Struct, frozen=True, tag_field="t"):
 
 
 class StartRun(_Msg, frozen=True, tag="start_run"):
-    """Queue a run of ``input`` by agent ``agent``; ``deadline_ns`` is a ``time.monotonic_ns``."""
+    """Queue a run of ``input`` by agent ``agent``; ``deadline_ns`` is a ``monotonic_ns`` of the
+    runtime's clock."""
 
     run_id: str
     agent: str

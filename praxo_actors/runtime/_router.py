@@ -14,6 +14,7 @@ meanwhile wait in its backlog and are sent, in order, right after its :class:`Re
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 import time
 from collections import OrderedDict
@@ -97,6 +98,17 @@ class _Counters:
     passivations: int = 0
     crashes: int = 0
     events: int = 0
+
+
+def _own(error: PraxoError) -> PraxoError:
+    """Return a copy of ``error`` for one future (same class, code, message and cause).
+
+    One object raised into many futures would gain a traceback frame with each raise: a batch
+    of 500 sessions failing at once left 500 frames on every future's error.
+    """
+    fresh = copy.copy(error)  # through PraxoError.__reduce__: a new object, no traceback
+    fresh.__cause__ = error.__cause__
+    return fresh
 
 
 class Router(Resumption):
@@ -364,7 +376,7 @@ class Router(Resumption):
             error = PraxoError("RUNTIME_STOPPED", "the runtime is stopping")
         entry.backlog = None
         for run_id in list(entry.runs):
-            self.failed(run_id, error)
+            self.failed(run_id, _own(error))
         self._wake(entry, None)
 
     def restore_failed(self, session_id: str, ref: pykka.ActorRef[Any], error: PraxoError) -> None:

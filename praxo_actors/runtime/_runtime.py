@@ -52,6 +52,7 @@ from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
+from praxo_actors.runtime._clock import LoopClock, RuntimeClock, Timer
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
 from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
@@ -88,7 +89,7 @@ class Runtime:
     _config: RuntimeConfig
     _host: SessionHost
     _io_pool: IOPool
-    _janitor: asyncio.TimerHandle | None
+    _janitor: Timer | None
     _loop: asyncio.AbstractEventLoop
     _loop_scheduler: LoopScheduler
     _loop_thread: threading.Thread | None
@@ -122,6 +123,7 @@ class Runtime:
         delivery_threads: int = 4,
         subscriber_timeout: float = 5.0,
         timeout: float = 10.0,
+        clock: RuntimeClock | None = None,
         resume: bool = False,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -157,7 +159,13 @@ class Runtime:
                 ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
                 and a fresh one takes its place, and the subscription's events wait in its
                 buffer (or are dropped, counted) until the call returns. It stays subscribed.
-            timeout: Bound on each internal wait (activation, store reads, shutdown).
+            timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
+                activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
+                sessions supervisor they wait on has answered nothing for that long (a backlog
+                that keeps moving is never cut short, however long it takes).
+            clock: Where deadlines, idle timeouts and the activation timeout read the time and
+                set their timers (None: real time). A test passes a
+                :class:`praxo_actors.testing.ManualClock` and moves it by hand.
             resume: Resume the durable runs a previous process left in the store: each agent's
                 sessions with a journaled run are restored as soon as that agent is registered
                 (see :meth:`resume_pending`).
@@ -189,6 +197,7 @@ class Runtime:
             delivery_threads=delivery_threads,
             subscriber_timeout=subscriber_timeout,
             timeout=timeout,
+            clock=clock,
             resume=resume,
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
@@ -280,6 +289,7 @@ class Runtime:
         self._stop_lock = threading.Lock()
         self._stop_done = threading.Event()
         self._janitor = None
+        clock = LoopClock(loop, loop_thread_id, config.clock, config.timeout)
         # A script that forgets stop() still stops the runtime on its way out (every runtime
         # thread is a daemon, so the interpreter reaches its atexit hooks).
         self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
@@ -300,6 +310,7 @@ class Runtime:
             key=config.checkpoint_key,
             allowed_types=config.allowed_types,
             loop_scheduler=self._loop_scheduler,
+            clock=clock,
         )
         router = self._router = host.router = Router(
             agents=self._agents,
@@ -309,9 +320,10 @@ class Runtime:
             max_queue=config.max_queue,
             on_busy=config.on_busy,
             versions_kept=config.versions_kept,
+            clock=clock.now,
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
-        router.activator = Activator(host, scheduler, self.registry, config.timeout)
+        router.activator = Activator(host, scheduler, self.registry, config.timeout, clock)
         self._resumer = Resumer(host, self._agents, config.timeout)
         return self
 
@@ -454,7 +466,7 @@ class Runtime:
         idle = self._config.idle_timeout
         assert idle is not None
         interval = max(min(idle / 2, 30.0), 0.05)
-        self._janitor = self._loop.call_later(interval, self._janitor_tick)
+        self._janitor = self._host.clock.call_later(interval, self._janitor_tick)
 
     def _janitor_tick(self) -> None:
         assert self._config.idle_timeout is not None

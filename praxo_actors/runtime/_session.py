@@ -17,7 +17,6 @@ checkpoint is stored. A failed run leaves the session as it was.
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -233,7 +232,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 return
 
     def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
-        delay = max(0.0, (deadline_ns - time.monotonic_ns()) / 1e9)
+        delay = max(0.0, (deadline_ns - self.host.clock.monotonic_ns()) / 1e9)
         if self._timers is None:
             self._timers = {}
         self._timers[run_id] = self.host.call_later(
@@ -295,7 +294,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         host = self.host
         while self.current is None and self.queue:
             start = self.queue.pop(0)
-            if start.deadline_ns is not None and time.monotonic_ns() >= start.deadline_ns:
+            deadline_ns = start.deadline_ns
+            if deadline_ns is not None and host.clock.monotonic_ns() >= deadline_ns:
                 error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
                 self._failed(start.run_id, error, _kept_as_is(start))
                 continue
@@ -422,7 +422,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
     def _stop_code(self, current: Run) -> str | None:
         if current.cancelled:
             return "AGENT_CANCELLED"
-        if current.deadline_ns is not None and time.monotonic_ns() >= current.deadline_ns:
+        deadline_ns = current.deadline_ns
+        if deadline_ns is not None and self.host.clock.monotonic_ns() >= deadline_ns:
             return "AGENT_DEADLINE"
         return None
 

@@ -68,6 +68,7 @@ def _begin_stop(rt: Runtime) -> None:
 
 def _finish_stop(rt: Runtime) -> None:
     rt._router.stop_all()
+    rt._router.activator.close()
     rt._host.bridge.cancel_all()
     rt._loop_scheduler.shutdown()
     if rt._loop_thread is None:

@@ -12,8 +12,8 @@ import pytest
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentOptions, new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
-from praxo_actors.runtime import RunFuture
-from praxo_actors.testing import EchoModel
+from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.testing import EchoModel, ManualClock
 
 TIMEOUT = 10.0
 
@@ -26,6 +26,23 @@ def wait_until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
         if time.monotonic() >= deadline:
             pytest.fail(f"condition not met within {timeout} s")
         tick.wait(0.01)
+
+
+def advance_until(
+    rt: Runtime, clock: ManualClock, condition: Callable[[], bool], step: float, tries: int = 100
+) -> None:
+    """Move ``clock`` on by ``step`` until ``condition`` holds; fail the test after ``tries``.
+
+    For conditions other threads race to: an advance returns once the runtime has acted on
+    the timers it fired, but one that another thread's advance fired may still be on its way
+    to the loop, so each step ends with a loop round trip (``statistics()``), behind it.
+    """
+    for _ in range(tries):
+        if condition():
+            return
+        clock.advance(step)
+        rt.statistics()
+    pytest.fail(f"condition not met within {tries} steps of {step} s")
 
 
 def echo_agent() -> AgentOptions:

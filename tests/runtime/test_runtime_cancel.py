@@ -15,7 +15,7 @@ from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, Tool, new_agent_options
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import RunFuture, Runtime
-from praxo_actors.testing import ScriptedModel
+from praxo_actors.testing import ManualClock, ScriptedModel
 
 Start = Callable[..., Runtime]
 
@@ -139,37 +139,34 @@ def test_zero_deadline_fails_before_the_model_is_called(runtime: Start) -> None:
     assert rt.session("s1").run("y", deadline=TIMEOUT).get(timeout=TIMEOUT).output == "y!"
 
 
-def test_deadline_is_checked_between_steps(runtime: Start) -> None:
-    """A deadline that passes during a tool call fails the run at the next step: AGENT_DEADLINE."""
-    deadline = 0.05
-    started = 0.0
-    tick = threading.Event()
+def test_a_deadline_passing_during_a_tool_call_ends_the_run(runtime: Start) -> None:
+    """A deadline that passes while a tool runs fails the run AGENT_DEADLINE: no step follows."""
+    clock = ManualClock()
 
     def slow(args: dict[str, Any]) -> str:
-        # Bounded poll: the call lasts until the run's deadline is behind it.
-        while time.monotonic() < started + deadline + 0.01:
-            tick.wait(0.01)
+        clock.advance(61)  # the call outlasts the run's deadline of 60 s
         return "late"
 
-    model = ScriptedModel([ToolCall("slow", {})])
+    model = ScriptedModel([ToolCall("slow", {}), "never"])
     tool = Tool("slow", "Outlast the deadline.", {"type": "object"}, slow)
-    rt = runtime(agents={"default": lambda: new_agent_options(model, tools=[tool])})
-    started = time.monotonic()
-    future = rt.session("s1").run("go", deadline=deadline)
+    rt = runtime(agents={"default": lambda: new_agent_options(model, tools=[tool])}, clock=clock)
+    future = rt.session("s1").run("go", deadline=60)
     assert error_code(future) == "AGENT_DEADLINE"
     assert len(model.requests) == 1
+    assert rt.session("s1").history() == []
 
 
 def test_deadline_passing_while_queued_fails_without_a_model_call(runtime: Start) -> None:
     """A queued run whose deadline passes before its turn fails with AGENT_DEADLINE."""
     gate = Gate()
-    rt = runtime(agents={"default": gate.agent})
+    clock = ManualClock()
+    rt = runtime(agents={"default": gate.agent}, clock=clock)
     handle = rt.session("s1")
     running = handle.run("a")
     gate.entered(1)
-    queued = handle.run("b", deadline=0.01)
-    limit = time.monotonic() + 0.02
-    wait_until(lambda: time.monotonic() >= limit)
+    queued = handle.run("b", deadline=60)
+    assert rt.inspect("s1").queued_runs == 1  # its deadline timer is set
+    clock.advance(61)
     gate.release()
     assert running.get(timeout=TIMEOUT).output == "a!"
     assert error_code(queued) == "AGENT_DEADLINE"

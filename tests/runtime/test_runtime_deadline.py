@@ -1,4 +1,8 @@
-"""Deadlines and hard cancellation bound a run even while a callback is in flight."""
+"""Deadlines and hard cancellation bound a run even while a callback is in flight.
+
+Deadlines run on a :class:`ManualClock`: each test moves time itself, and ``advance`` returns
+once the runtime has acted on what fell due.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
 
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
-from praxo_actors.runtime import Runtime
+from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.testing import ManualClock
 
 Start = Callable[..., Runtime]
 
@@ -33,11 +38,33 @@ class _Hanging:
         return Response(message_assistant("never"))
 
 
+def _queued(rt: Runtime, session_id: str, n: int) -> None:
+    """Wait until the session holds ``n`` queued runs, their deadline timers set on the clock
+    (the session answers in order; the loop round trip comes after the timers' arming)."""
+    assert rt.inspect(session_id).queued_runs == n
+    rt.statistics()
+
+
+def _runs_until(rt: Runtime, clock: ManualClock, future: RunFuture, deadline: float) -> None:
+    """Move the clock to just short of ``deadline``: the run still runs (checked after a loop
+    round trip); then onto it."""
+    clock.advance(deadline - 0.001)
+    rt.statistics()
+    assert not future.done()
+    clock.advance(0.001)
+
+
 def test_a_deadline_cancels_an_async_callback_in_flight(runtime: Start) -> None:
     """At its deadline a run fails AGENT_DEADLINE; its async model is cancelled; nothing commits."""
     model = _Hanging()
-    rt = runtime(agents={"default": lambda: new_agent_options(model), "echo": echo_agent})
-    assert error_code(rt.session("s").run("x", deadline=0.05)) == "AGENT_DEADLINE"
+    clock = ManualClock()
+    rt = runtime(
+        agents={"default": lambda: new_agent_options(model), "echo": echo_agent}, clock=clock
+    )
+    future = rt.session("s").run("x", deadline=60)
+    assert model.entered.wait(TIMEOUT)
+    _runs_until(rt, clock, future, 60)
+    assert error_code(future) == "AGENT_DEADLINE"
     assert model.cancelled.wait(TIMEOUT)
     assert rt.session("s").history() == []
     assert rt.session("s", agent="echo").run("next").get(timeout=TIMEOUT).output == "next"
@@ -46,8 +73,11 @@ def test_a_deadline_cancels_an_async_callback_in_flight(runtime: Start) -> None:
 def test_a_deadline_fails_a_run_whose_sync_callback_still_runs(runtime: Start) -> None:
     """A sync model past the deadline cannot be stopped, but the run fails at the deadline."""
     gate = Gate()
-    rt = runtime(agents={"default": gate.agent, "echo": echo_agent})
-    future = rt.session("s").run("x", deadline=0.05)
+    clock = ManualClock()
+    rt = runtime(agents={"default": gate.agent, "echo": echo_agent}, clock=clock)
+    future = rt.session("s").run("x", deadline=60)
+    gate.entered(1)
+    _runs_until(rt, clock, future, 60)
     assert error_code(future) == "AGENT_DEADLINE"
     assert gate.calls == 1  # still inside the model
     gate.release()  # its late answer is discarded
@@ -58,10 +88,14 @@ def test_a_deadline_fails_a_run_whose_sync_callback_still_runs(runtime: Start) -
 def test_a_queued_run_fails_at_its_deadline_without_waiting_its_turn(runtime: Start) -> None:
     """A run queued behind a blocked one fails AGENT_DEADLINE at its deadline, still queued."""
     gate = Gate()
-    rt = runtime(agents={"default": gate.agent})
+    clock = ManualClock()
+    rt = runtime(agents={"default": gate.agent}, clock=clock)
     first = rt.session("s").run("first")
     gate.entered(1)
-    assert error_code(rt.session("s").run("second", deadline=0.05)) == "AGENT_DEADLINE"
+    second = rt.session("s").run("second", deadline=60)
+    _queued(rt, "s", 1)
+    _runs_until(rt, clock, second, 60)
+    assert error_code(second) == "AGENT_DEADLINE"
     assert not first.done()
     gate.release()
     assert first.get(timeout=TIMEOUT).output == "first!"
@@ -109,3 +143,18 @@ def test_cancelling_the_awaiting_task_fails_the_run_cancelled(runtime: Start) ->
     wait_until(lambda: events == ["AGENT_CANCELLED"])
     assert rt.statistics().runs_pending == 0
     assert rt.session("s").history() == []
+
+
+def test_deadlines_of_sessions_on_scheduler_threads_run_on_the_clock(runtime: Start) -> None:
+    """A session on a scheduler thread arms its deadlines on the runtime's clock too."""
+    gate = Gate()
+    clock = ManualClock()
+    rt = runtime(agents={"default": gate.agent}, clock=clock, scheduler_threads=1)
+    first = rt.session("s").run("first")
+    gate.entered(1)
+    second = rt.session("s").run("second", deadline=60)
+    _queued(rt, "s", 1)
+    _runs_until(rt, clock, second, 60)
+    assert error_code(second) == "AGENT_DEADLINE"
+    gate.release()
+    assert first.get(timeout=TIMEOUT).output == "first!"

@@ -14,7 +14,7 @@ from praxo_actors import PraxoError
 from praxo_actors.agent import Tool, new_agent_options
 from praxo_actors.models import ToolCall
 from praxo_actors.runtime import Runtime, SessionInfo
-from praxo_actors.testing import ScriptedModel
+from praxo_actors.testing import ManualClock, ScriptedModel
 
 Start = Callable[..., Runtime]
 
@@ -50,6 +50,15 @@ def test_inspect_follows_a_session_through_its_states(runtime: Start) -> None:
     assert handle.passivate()
     gone = rt.inspect("s")
     assert (gone.state, gone.messages, gone.last_active_s) == ("passivated", idle.messages, None)
+
+
+def test_inspect_reads_idle_time_on_the_runtime_clock(runtime: Start) -> None:
+    """``last_active_s`` is the runtime clock's time since the session's last run ended."""
+    clock = ManualClock(100.0)
+    rt = runtime(agents={"default": echo_agent}, clock=clock)
+    rt.session("s").run("hi").get(timeout=TIMEOUT)
+    clock.advance(42)
+    assert rt.inspect("s").last_active_s == 42.0
 
 
 def test_sessions_lists_live_then_passivated(runtime: Start) -> None:

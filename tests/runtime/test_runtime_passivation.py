@@ -1,23 +1,32 @@
-"""Passivation: idle sessions leave memory, reactivate transparently, and never lose a run."""
+"""Passivation: idle sessions leave memory, reactivate transparently, and never lose a run.
+
+Idle timeouts run on a :class:`ManualClock`: ``advance`` returns once the runtime has
+passivated what went idle for long enough.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
-from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, Gate, advance_until, contents, echo_agent, error_code
 
 from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.testing import ManualClock
 
 Start = Callable[..., Runtime]
 
 
 def test_idle_session_is_passivated_and_reactivated(runtime: Start) -> None:
     """A session idle past the timeout stops, and its next run restores its history."""
-    rt = runtime(agents={"default": echo_agent}, idle_timeout=0.05)
+    clock = ManualClock()
+    rt = runtime(agents={"default": echo_agent}, idle_timeout=60, clock=clock)
     handle = rt.session("s1")
     handle.run("a").get(timeout=TIMEOUT)
-    wait_until(lambda: not handle.live)
+    clock.advance(59.9)
+    assert handle.live and rt.statistics().passivations == 0
+    clock.advance(0.1)
+    assert not handle.live
     assert rt.statistics().passivations == 1
     assert rt.statistics().live_sessions == 0
     result = handle.run("b").get(timeout=TIMEOUT)
@@ -28,18 +37,21 @@ def test_idle_session_is_passivated_and_reactivated(runtime: Start) -> None:
 def test_busy_session_is_not_passivated_by_the_idle_timeout(runtime: Start) -> None:
     """A session whose run waits on its model stays live however long the wait."""
     gate = Gate()
-    rt = runtime(agents={"default": gate.agent, "echo": echo_agent}, idle_timeout=0.02)
+    clock = ManualClock()
+    rt = runtime(agents={"default": gate.agent, "echo": echo_agent}, idle_timeout=60, clock=clock)
     handle = rt.session("s1")
     future = handle.run("slow")
     gate.entered(1)
     # A session that went idle at the same time is passivated: the janitor has had its chance.
     idle = rt.session("idle", agent="echo")
     idle.run("done").get(timeout=TIMEOUT)
-    wait_until(lambda: not idle.live)
+    clock.advance(3600)
+    assert not idle.live
     assert handle.live
     gate.release()
     assert future.get(timeout=TIMEOUT).output == "slow!"
-    wait_until(lambda: not handle.live)
+    clock.advance(60)
+    assert not handle.live
 
 
 def test_passivate_refuses_a_busy_session(runtime: Start) -> None:
@@ -129,8 +141,12 @@ def test_runs_racing_passivation_are_never_lost(runtime: Start) -> None:
 
 
 def test_runs_racing_the_idle_timeout_are_never_lost(runtime: Start) -> None:
-    """With a tiny idle timeout, runs sent from several threads all complete on full history."""
-    rt = runtime(agents={"default": echo_agent}, idle_timeout=0.001)
+    """Runs sent from several threads, each moving the clock past the idle timeout as it goes,
+    all complete on full history."""
+    clock = ManualClock()
+    # The activation timeout is on the clock too, and the threads move it ~100 s in all while
+    # the others' sessions reactivate: only the janitor is under test here.
+    rt = runtime(agents={"default": echo_agent}, idle_timeout=1, clock=clock, timeout=3600)
     sessions = [rt.session(f"s{i}") for i in range(4)]
     futures: dict[str, list[RunFuture]] = {s.id: [] for s in sessions}
 
@@ -138,9 +154,10 @@ def test_runs_racing_the_idle_timeout_are_never_lost(runtime: Start) -> None:
         handle = sessions[index]
         for n in range(25):
             futures[handle.id].append(handle.run(f"{n}"))
-            if n % 5 == 4:  # now and then, let the janitor passivate the session
+            clock.advance(0.5)  # the janitor passivates whatever has gone idle meanwhile
+            if n % 5 == 4:  # now and then, wait for the janitor to passivate this session
                 futures[handle.id][-1].get(timeout=TIMEOUT)
-                wait_until(lambda: not handle.live)
+                advance_until(rt, clock, lambda: not handle.live, 1)
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(4)]
     for thread in threads:
