@@ -18,6 +18,7 @@ from praxo_actors.runtime._run_future import RunFuture
 from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
 from praxo_actors.runtime._session import SessionCrashedError
 from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
+from praxo_actors.runtime._stream import RunStream
 
 __all__ = [
     "EventStream",
@@ -26,6 +27,7 @@ __all__ = [
     "MNActor",
     "MNFuture",
     "RunFuture",
+    "RunStream",
     "Runtime",
     "RuntimeStatistics",
     "Scheduler",
