@@ -11,6 +11,7 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._agent_tool import agent_tool
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._inspect import SessionInfo
 from praxo_actors.runtime._restore import read_session
@@ -39,6 +40,7 @@ __all__ = [
     "StructlogSink",
     "Subscription",
     "SubscriptionStatistics",
+    "agent_tool",
     "blocking",
     "default_scheduler",
     "read_session",

@@ -138,6 +138,8 @@ class Router(Resumption):
         self.resumed_futures: dict[str, RunFuture] = {}
         # Callbacks waiting for a submitted durable run's first journal write (handle.submit).
         self.journal_acks: dict[str, Callable[[int], None]] = {}
+        # The calling session of each child run an agent tool started (its events say so).
+        self.parents: dict[str, str] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
         # rollback of the store (CHECKPOINT_STALE). Kept for the last VERSIONS_KEPT sessions.
         self.versions: OrderedDict[str, int] = OrderedDict()

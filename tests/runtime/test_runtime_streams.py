@@ -128,7 +128,13 @@ def test_a_reader_that_falls_behind_loses_the_newest_events_not_the_end(runtime:
 
     types, dropped, output = asyncio.run(main())
     assert output == "done"
-    assert types == ["run.started", "model.requested", "model.delta", "model.delta", "run.completed"]
+    assert types == [
+        "run.started",
+        "model.requested",
+        "model.delta",
+        "model.delta",
+        "run.completed",
+    ]
     assert dropped == 50 - 2 + 1  # 48 deltas and model.responded
 
 
