@@ -8,6 +8,11 @@ committed run survives a restart. Endpoints:
   and answers ``{"run_id", "output", "steps", "model_calls", "tool_calls"}``. A failure is JSON
   ``{"error": {"code": ..., "message": ..., "run_id"?: ...}}`` with the status its code maps to
   (``STATUS_BY_CODE``; a model's own code is 502).
+- Submit, then poll: the same ``POST`` with the header ``Prefer: respond-async`` (RFC 7240)
+  accepts the run and answers 202 ``{"run_id": ...}`` at once (``Location: /runs/{run_id}``).
+  ``GET /runs/{run_id}`` answers 200 with the result as above, 202 ``{"status": "running"}``
+  while it runs, 404 ``RUNTIME_UNKNOWN_RUN`` for a run not submitted here, or the run's error.
+  Which session a run belongs to is kept in the runtime's store, so it survives a restart.
 - ``GET /sessions/{id}/history`` answers the session's committed messages.
 - People in the loop: the agent's ``send_mail`` tool needs approval (``require_approval``). A run
   that reaches it answers ``{"status": "interrupted", "interrupt": {"approval": {...}}}``;
@@ -78,12 +83,14 @@ from praxo_actors.runtime import Runtime, SessionHandle
 
 AGENT = "assistant"
 DEFAULT_STORE = ".praxo/fastapi_service.sqlite3"
+SUBMITTED = ("fastapi_service", "runs")  # the store's namespace for run id -> session id
 
 # Codes the runtime and the agent loop use, mapped to HTTP statuses; anything else a run fails
 # with (a model's own code, AGENT_MAX_STEPS, ...) is a failure upstream of this service: 502.
 STATUS_BY_CODE = {
     "INVALID_REQUEST": 422,
     "RUNTIME_INVALID_INPUT": 422,
+    "RUNTIME_UNKNOWN_RUN": 404,
     "SESSION_BUSY": 409,
     "SESSION_INTERRUPTED": 409,
     "SESSION_NOT_INTERRUPTED": 409,
@@ -196,6 +203,20 @@ class Service:
         if self._stop is not None:
             await self._stop
 
+    async def remember(self, run_id: str, session_id: str) -> None:
+        """Note which session a submitted run belongs to (in the runtime's store: it outlives
+        a restart, as a durable run does)."""
+        assert self.runtime is not None
+        value = {"session_id": session_id}
+        await asyncio.to_thread(self.runtime.store.put, SUBMITTED, run_id, value)
+
+    async def session_of(self, run_id: str) -> str | None:
+        """The session a run was submitted to (None: not submitted here)."""
+        assert self.runtime is not None
+        item = await asyncio.to_thread(self.runtime.store.get, SUBMITTED, run_id)
+        session_id = None if item is None else item.value.get("session_id")
+        return session_id if isinstance(session_id, str) else None
+
     async def _stop_when_idle(self, runtime: Runtime, timeout: float | None) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
@@ -267,12 +288,39 @@ SessionDep = Annotated[SessionHandle, Depends(get_session)]
 router = APIRouter()
 
 
-@router.post("/sessions/{session_id}/runs")
-async def start_run(body: RunBody, session: SessionDep, service: ServiceDep) -> dict[str, Any]:
-    """Run the agent on the session and answer the result."""
+@router.post("/sessions/{session_id}/runs", response_model=None)
+async def start_run(
+    body: RunBody, session: SessionDep, service: ServiceDep, request: Request
+) -> dict[str, Any] | JSONResponse:
+    """Run the agent on the session and answer the result; or, asked ``Prefer:
+    respond-async``, accept the run and answer 202 with its id, to poll at ``/runs/{id}``."""
+    if "respond-async" in request.headers.get("prefer", "").lower():
+        with service.admit():
+            run_id = await session.asubmit(body.input, deadline=body.deadline)
+        await service.remember(run_id, session.id)
+        headers = {"Location": f"/runs/{run_id}", "Preference-Applied": "respond-async"}
+        return JSONResponse({"run_id": run_id}, status_code=202, headers=headers)
     with service.admit():
         # Suspends only this request; cancelling it would cancel the run (nothing committed).
         result = await session.arun(body.input, deadline=body.deadline)
+    return run_answer(result)
+
+
+@router.get("/runs/{run_id}", response_model=None)
+async def get_run(run_id: str, service: ServiceDep) -> dict[str, Any] | JSONResponse:
+    """Answer a submitted run: 200 with its result, 202 while it runs, 404 if unknown, or its
+    error (the status its code maps to)."""
+    if service.runtime is None:
+        raise PraxoError("RUNTIME_STOPPED", "the service is not running")
+    session_id = await service.session_of(run_id)
+    if session_id is None:
+        return error("RUNTIME_UNKNOWN_RUN", f"no run {run_id!r} was submitted here")
+    try:
+        result = await service.runtime.session(session_id, AGENT).aresult(run_id, timeout=0)
+    except PraxoError as exc:
+        if exc.code == "RUNTIME_TIMEOUT":  # still going
+            return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)
+        raise
     return run_answer(result)
 
 

@@ -78,6 +78,17 @@ class Host:
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(result))
 
+    async def submit(
+        self, session_id: str, agent: str, input: str, deadline: float | None
+    ) -> tuple[Any, ...]:
+        """Accept a run and answer its id (a durable agent's run is in the store by then)."""
+        try:
+            handle = self.runtime.session(session_id, agent)
+            run_id = await handle.asubmit(input, deadline)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", msgspec.msgpack.encode(run_id))
+
     async def result(
         self, session_id: str, agent: str, run_id: str, timeout: float
     ) -> tuple[Any, ...]:

@@ -9,13 +9,14 @@ they hold a session from overwriting each other.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -25,6 +26,9 @@ from praxo_actors.cluster._host import Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RuntimeStatistics
+
+if TYPE_CHECKING:
+    from praxo_actors.cluster._stream import ClusterRunStream
 
 __all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
 
@@ -130,6 +134,30 @@ class ClusterSession:
     def result(self, run_id: str, timeout: float = 10.0) -> RunResult:
         """The result of ``run_id`` (resumed from its journal on this host if need be)."""
         return self.cluster._result(self.id, self.agent, run_id, timeout)
+
+    async def aresult(self, run_id: str, timeout: float = 10.0) -> RunResult:
+        """:meth:`result`, awaited (it waits in the loop's default executor)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.result, run_id, timeout)
+
+    def submit(self, input: str, deadline: float | None = None, timeout: float = 30.0) -> str:
+        """Accept a run on the session's host and return its id (a durable agent's run is in
+        the shared store before this returns, so another host resumes it if this one dies).
+
+        Raises:
+            PraxoError: As ``SessionHandle.submit``; ``RUNTIME_TIMEOUT``; ``SESSION_CRASHED``
+                if the host died before it answered (the run may or may not have been taken).
+        """
+        return self.cluster._submit(self.id, self.agent, input, deadline, timeout)
+
+    def astream(
+        self, input: str, deadline: float | None = None, buffer: int = 1000
+    ) -> ClusterRunStream:
+        """Run ``input`` and return a stream of its events, from whichever host runs it
+        (call it inside a coroutine; see :class:`~praxo_actors.cluster.ClusterRunStream`)."""
+        from praxo_actors.cluster._stream import ClusterRunStream
+
+        return ClusterRunStream(self, input, deadline, buffer)
 
 
 class ClusterEvents:
@@ -325,6 +353,25 @@ class ClusterRuntime:
         name, host = self._route(session_id)
         ref = host.run.remote(session_id, agent, input, deadline, run_id)
         return ClusterRunFuture(self, session_id, agent, run_id, name, ref, (input, deadline))
+
+    def _submit(
+        self, session_id: str, agent: str, input: str, deadline: float | None, timeout: float
+    ) -> str:
+        import ray
+
+        if self._stopped:
+            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+        name, host = self._route(session_id)
+        try:
+            reply = ray.get(host.submit.remote(session_id, agent, input, deadline), timeout=timeout)
+        except ray.exceptions.GetTimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", f"not accepted within {timeout} s") from None
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            with self._lock:
+                self._down[name] = time.monotonic() + _DOWN_SECONDS
+            raise AgentError("SESSION_CRASHED", f"host {name} died") from None
+        run_id: str = _unpack(reply, None, str)
+        return run_id
 
     def _after_host_failed(self, future: ClusterRunFuture, timeout: float | None) -> RunResult:
         with self._lock:

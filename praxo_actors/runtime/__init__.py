@@ -11,6 +11,7 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._agent_tool import agent_tool
 from praxo_actors.runtime._clock import RuntimeClock
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._inspect import SessionInfo
@@ -19,6 +20,7 @@ from praxo_actors.runtime._run_future import RunFuture
 from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
 from praxo_actors.runtime._session import SessionCrashedError
 from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
+from praxo_actors.runtime._stream import RunStream
 
 __all__ = [
     "EventStream",
@@ -27,6 +29,7 @@ __all__ = [
     "MNActor",
     "MNFuture",
     "RunFuture",
+    "RunStream",
     "Runtime",
     "RuntimeClock",
     "RuntimeStatistics",
@@ -39,6 +42,7 @@ __all__ = [
     "StructlogSink",
     "Subscription",
     "SubscriptionStatistics",
+    "agent_tool",
     "blocking",
     "default_scheduler",
     "read_session",

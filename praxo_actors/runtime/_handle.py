@@ -14,6 +14,7 @@ from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
+from praxo_actors.runtime import _submit
 from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
 from praxo_actors.runtime._inspect import pending_run_id
 from praxo_actors.runtime._protocol import (
@@ -29,6 +30,7 @@ from praxo_actors.runtime._restore import revive
 from praxo_actors.runtime._results import run_result
 from praxo_actors.runtime._router import _fail
 from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._stream import RunStream
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._runtime import Runtime
@@ -135,7 +137,12 @@ class SessionHandle:
         return self._submit(new_run_id(), input, deadline, None)
 
     def _submit(
-        self, run_id: str, input: str, deadline: float | None, resume: str | None
+        self,
+        run_id: str,
+        input: str,
+        deadline: float | None,
+        resume: str | None,
+        journal: bool = False,
     ) -> RunFuture:
         deadline_ns = None
         if deadline is not None:
@@ -153,7 +160,7 @@ class SessionHandle:
         host, router = runtime._host, runtime._router
         future = RunFuture(run_id, self.id, runtime._cancel)
         posted = not runtime._stopped and host.post(
-            router.submit, future, self.agent, input, deadline_ns, resume
+            router.submit, future, self.agent, input, deadline_ns, resume, journal
         )
         if not posted:
             _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
@@ -277,13 +284,15 @@ class SessionHandle:
         session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
 
-    def result(self, run_id: str, timeout: float = 5.0) -> RunResult:
+    def result(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """Return the result of run ``run_id`` of this session, or raise its error.
 
         The run may be pending (this waits for it), among the session's last 100 runs (kept in
         the store, also across restarts: the ``RunResult``'s ``session`` is then the session
         as it is now), or a durable run left journaled by a previous process (the session is
-        restored, which resumes it, and this waits for it to end).
+        restored, which resumes it, and this waits for it to end). ``timeout`` bounds the wait
+        for a run still going (None: as long as it takes; 0 polls); each store look-up is
+        bounded by the runtime's ``timeout``. On the runtime's loop use :meth:`aresult`.
 
         Raises:
             AgentError: The run's own error (its code).
@@ -330,6 +339,56 @@ class SessionHandle:
         ref = self._ready().get(timeout=self._runtime._config.timeout)
         if ref is not None:
             ref.tell(encode(Crash(reason)))
+
+    def astream(self, input: str, deadline: float | None = None, buffer: int = 1000) -> RunStream:
+        """Run ``input`` and return a stream of that run's events (call it inside a coroutine).
+
+        The stream is subscribed before the run is sent, so no event of the run is missed
+        (its ``model.delta``s included); it ends after the run's terminal event.
+        ``await stream.result()`` gives the :class:`RunResult` or raises the run's error.
+        Cancelling the task that iterates the stream cancels the run, as with :meth:`arun`.
+        The run is never slowed by its reader: past ``buffer`` unread events the newest are
+        dropped and counted in ``stream.dropped`` (the terminal event is always kept).
+
+        Raises:
+            PraxoError: As :meth:`run`; ``EVENTS_INVALID_SUBSCRIPTION`` for a bad ``buffer``;
+                ``RUNTIME_STOPPED``.
+            RuntimeError: No event loop is running in this thread.
+        """
+        if not isinstance(input, str):
+            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+        check_text(input, "input")
+        if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
+            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
+        run_id = new_run_id()
+        stream = RunStream(self._runtime, self.id, run_id, buffer)
+        try:
+            stream._attach(self._submit(run_id, input, deadline, None))
+        except BaseException:
+            stream._end()
+            raise
+        return stream
+
+    def submit(self, input: str, deadline: float | None = None) -> str:
+        """Queue a run of ``input`` and return its id at once; poll with :meth:`result`.
+
+        A durable agent's run is in the store before this returns (on the runtime's own loop
+        use :meth:`asubmit`), so it is resumed after a crash or a restart of the process.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT``; ``RUNTIME_BLOCKING_CALL`` for a durable
+                agent on the runtime's loop thread. Refusals (``SESSION_BUSY``...) are the
+                run's outcome, given by :meth:`result`.
+        """
+        return _submit.submit(self, input, deadline)
+
+    async def asubmit(self, input: str, deadline: float | None = None) -> str:
+        """:meth:`submit`, awaited (safe on the runtime's own loop)."""
+        return await _submit.asubmit(self, input, deadline)
+
+    async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
+        """:meth:`result`, awaited (safe on the runtime's own loop)."""
+        return await _submit.aresult(self, run_id, timeout)
 
 
 def _resume_document(value: Any) -> str:

@@ -9,7 +9,7 @@ import msgspec
 import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
-from praxo_actors.actors import MNFuture
+from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._protocol import (
     LoadResults,
@@ -29,30 +29,40 @@ if TYPE_CHECKING:
 __all__ = ["run_result"]
 
 
-def run_result(handle: SessionHandle, run_id: str, timeout: float) -> RunResult:
-    """See :meth:`SessionHandle.result`."""
+def run_result(handle: SessionHandle, run_id: str, timeout: float | None) -> RunResult:
+    """See :meth:`SessionHandle.result`.
+
+    ``timeout`` bounds the wait for a run still going (None: as long as it takes); each look-up
+    in the store is bounded by the runtime's own ``timeout`` as well, so ``timeout=0`` polls.
+    """
     if not isinstance(run_id, str) or not run_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
+    ):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a number >= 0 or None")
+    check_not_blocking("SessionHandle.result() (use aresult)")
     runtime = handle._runtime
-    end = time.monotonic() + timeout
-    router = runtime._router
+    io = runtime._config.timeout
+    end = None if timeout is None else time.monotonic() + timeout
+    router = runtime._call
     try:
-        pending = runtime._call(_known, router, run_id, timeout=timeout)
+        pending = router(_known, runtime._router, run_id, timeout=io)
         if pending is not None:
             return pending.get(timeout=_left(end))
-        kept = _kept(handle, run_id, end)
+        kept = _kept(handle, run_id, io)
         if kept is not None:
             return kept
-        reply = decode(_ask(handle, encode(LoadSessions([handle.id])), end))
+        reply = decode(_ask(handle, encode(LoadSessions([handle.id])), io))
         state = reply.states[0] if isinstance(reply, Sessions) else None
         if state is not None and state.pending is not None and state.pending.run_id == run_id:
             found: MNFuture[RunFuture | None] = MNFuture()
-            if not runtime._host.post(router.watch, handle.id, run_id, found.set):
+            if not runtime._host.post(runtime._router.watch, handle.id, run_id, found.set):
                 raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
-            future = found.get(timeout=_left(end))
+            future = found.get(timeout=io)
             if future is not None:
                 return future.get(timeout=_left(end))
-        kept = _kept(handle, run_id, end)  # it may have ended meanwhile
+        kept = _kept(handle, run_id, io)  # it may have ended meanwhile
     except pykka.Timeout:
         raise PraxoError(
             "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
@@ -68,19 +78,19 @@ def _known(router: Router, run_id: str) -> RunFuture | None:
     return router.pending.get(run_id) or router.resumed_futures.get(run_id)
 
 
-def _left(end: float) -> float:
-    return max(0.0, end - time.monotonic())
+def _left(end: float | None) -> float | None:
+    return None if end is None else max(0.0, end - time.monotonic())
 
 
-def _ask(handle: SessionHandle, message: bytes, end: float) -> Any:
+def _ask(handle: SessionHandle, message: bytes, timeout: float) -> Any:
     try:
-        return handle._runtime._host.store_ref.ask(message, block=False).get(timeout=_left(end))
+        return handle._runtime._host.store_ref.ask(message, block=False).get(timeout=timeout)
     except pykka.ActorDeadError:
         raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
 
 
-def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
-    reply = decode(_ask(handle, encode(LoadResults(handle.id)), end))
+def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | None:
+    reply = decode(_ask(handle, encode(LoadResults(handle.id)), timeout))
     if not isinstance(reply, Results):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
     for document in reversed(reply.documents):  # newest first: a resumed run's last outcome
@@ -97,7 +107,7 @@ def _kept(handle: SessionHandle, run_id: str, end: float) -> RunResult | None:
         error = doc.get("error")
         if isinstance(error, dict):
             raise AgentError(str(error.get("code")), str(error.get("message", "")), run_id)
-        session = Session(handle.id, handle.history(timeout=_left(end)))
+        session = Session(handle.id, handle.history(timeout=timeout))
         try:
             return RunResult(
                 run_id=run_id,

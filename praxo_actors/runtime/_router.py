@@ -151,6 +151,10 @@ class Router(Resumption):
         self.watchers: dict[str, list[Callable[[RunFuture | None], None]]] = {}
         self.resumed_futures: dict[str, RunFuture] = {}
         self.held_resumes: dict[str, list[Held]] = {}
+        # Callbacks waiting for a submitted durable run's first journal write (handle.submit).
+        self.journal_acks: dict[str, Callable[[int], None]] = {}
+        # The calling session of each child run an agent tool started (its events say so).
+        self.parents: dict[str, str] = {}
         # The log version each session had when its actor stopped: restoring an older one is a
         # rollback of the store (CHECKPOINT_STALE). Kept for the last versions_kept sessions.
         self.versions = StoppedVersions(versions_kept)
@@ -166,8 +170,13 @@ class Router(Resumption):
         input: str,
         deadline_ns: int | None,
         resume: str | None = None,
+        journal: bool = False,
     ) -> None:
-        """Admit a run and send it to its session (activating the session if need be)."""
+        """Admit a run and send it to its session (activating the session if need be).
+
+        With ``journal``, a durable agent's run is written to the store before its first step
+        (:mod:`~praxo_actors.runtime._submit` waits for that).
+        """
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
             self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
@@ -217,13 +226,18 @@ class Router(Resumption):
             self.live.move_to_end(session_id)
             entry.last_active = now
         try:
-            message = encode(StartRun(run_id, agent, input, deadline_ns, resume))
+            message = encode(StartRun(run_id, agent, input, deadline_ns, resume, journal))
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             self._refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return
         entry.runs[run_id] = future
         self.pending[run_id] = future
         self.counters.runs_started += 1
+        if journal and len(entry.runs) > 1:
+            # Queued behind another run: it is journaled when it starts (one pending per session).
+            ack = self.journal_acks.pop(run_id, None)
+            if ack is not None:
+                ack(0)
         if self.agents.is_durable(agent):
             self.starts[run_id] = message
         if entry.ref is None:
@@ -333,6 +347,10 @@ class Router(Resumption):
             if future is not None:
                 future.set(result)
         for session_id, run_id, entries in journaled:
+            if self.journal_acks:
+                ack = self.journal_acks.pop(run_id, None)
+                if ack is not None:
+                    ack(entries)
             entry = self.live.get(session_id)
             if entry is not None and entry.ref is not None:
                 with contextlib.suppress(pykka.ActorDeadError):

@@ -51,6 +51,7 @@ from praxo_actors.agent import AgentOptions
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
+from praxo_actors.runtime._agent_tool import track
 from praxo_actors.runtime._agents import Agents
 from praxo_actors.runtime._clock import LoopClock, RuntimeClock, Timer
 from praxo_actors.runtime._config import OnBusy, RuntimeConfig
@@ -325,6 +326,7 @@ class Runtime:
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
         router.activator = Activator(host, scheduler, self.registry, config.timeout, clock)
         self._resumer = Resumer(host, self._agents, config.timeout)
+        track(self)
         return self
 
     def _build(self) -> None:

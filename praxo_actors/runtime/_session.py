@@ -321,7 +321,11 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                     resume=start.resume,
                 )
             self.current = current
-            self._advance(current, True, None, first=True)
+            if start.journal and current.durable is not None:
+                # Submitted: the run is in the store before its id is handed out.
+                self._journal(current, current.durable.marker(), ("start",))
+            else:
+                self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
         """Feed an outcome into the machine and perform effects until one must be waited for."""

@@ -14,6 +14,7 @@ from contextvars import ContextVar, copy_context
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pykka
 
 from praxo_actors.agent import AgentRun
@@ -86,6 +87,8 @@ class CallbackSteps:
         if current.events:
             events, current.events = current.events, []
             host = self.host
+            if host.router.parents:  # a child run of an agent tool: say whose it is
+                events = [_tagged(host, event) for event in events]
             host.post(host.router.count_events, len(events))
             if host.has_subscribers():
                 host.bus_ref.tell(encode(Publish(events=events)))
@@ -94,6 +97,8 @@ class CallbackSteps:
         """Deliver a model's ``model.delta`` at once (from the thread the model runs on)."""
         host = self.host
         host.post(host.router.count_events, 1)
+        if host.router.parents:
+            event = _tagged(host, event)
         host.bus_ref.tell(encode(Publish(events=[event])))
 
     def _dispatch(
@@ -122,6 +127,14 @@ class CallbackSteps:
             self.host.io_pool.submit(
                 _call_sync, (self.host, fn, args, deliver, var), _Finish(deliver)
             )
+
+
+def _tagged(host: SessionHost, event: Event) -> Event:
+    """``event`` with ``data["parent_session"]`` when its run is an agent tool's child run."""
+    parent = host.router.parents.get(event.run_id)
+    if parent is None:
+        return event
+    return msgspec.structs.replace(event, data={**event.data, "parent_session": parent})
 
 
 _PENDING = object()

@@ -136,3 +136,37 @@ def test_events_of_every_host_reach_a_subscriber_here(ray_cluster: Any, cluster_
         assert {cluster.host_of(s) for s in completed} == {"host-0", "host-1", "host-2"}
     finally:
         cluster.stop()
+
+
+def test_submit_poll_and_a_runs_stream_cross_hosts(ray_cluster: Any, cluster_store: Any) -> None:
+    """submit gives a run id that result and aresult answer; astream gives that run's events,
+    from the host that ran it, ending with run.completed."""
+    import asyncio
+
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        cluster.register_agent("durable", "cluster_agents:echo", durable=True)
+        session = cluster.session("p1")
+        run_id = session.submit("one")
+        assert session.result(run_id, timeout=TIMEOUT).output == "echo: one"
+        durable = cluster.session("p2", "durable")
+        durable_id = durable.submit("two")
+
+        async def main() -> tuple[str, list[str], str, str | None]:
+            polled = (await durable.aresult(durable_id, timeout=TIMEOUT)).output
+            stream = cluster.session("p3").astream("three")
+            async with asyncio.timeout(TIMEOUT):
+                types = [event.type async for event in stream]
+            return polled, types, (await stream.result()).output, stream.run_id
+
+        polled, types, streamed, stream_id = asyncio.run(main())
+        assert polled == "echo: two"
+        assert types == ["run.started", "model.requested", "model.responded", "run.completed"]
+        assert streamed == "echo: three" and stream_id is not None
+        with pytest.raises(PraxoError) as info:
+            session.result("run_unknown", timeout=TIMEOUT)
+        assert info.value.code == "RUNTIME_UNKNOWN_RUN"
+    finally:
+        cluster.stop()

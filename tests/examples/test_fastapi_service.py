@@ -437,3 +437,47 @@ def test_a_denied_mail_is_not_sent(server: Server) -> None:
     done = server.client.post("/sessions/denied/approval", json={"approved": False})
     assert done.status_code == 200, done.text
     assert "APPROVAL_DENIED" in done.json()["output"]
+
+
+ASYNC = {"Prefer": "respond-async"}
+
+
+def poll(server: Server, run_id: str) -> httpx.Response:
+    """GET /runs/{run_id} until it no longer answers 202 (bounded)."""
+    answers: list[httpx.Response] = []
+
+    def settled() -> bool:
+        answers.append(server.client.get(f"/runs/{run_id}"))
+        return answers[-1].status_code != 202
+
+    wait_for(settled, f"run {run_id} to settle")
+    return answers[-1]
+
+
+def test_a_submitted_run_answers_202_and_its_result_is_polled(server: Server) -> None:
+    """POST with Prefer: respond-async answers 202 and the run id at once; GET /runs/{id}
+    answers 202 while it runs, then 200 with the result."""
+    reply = server.client.post("/sessions/p1/runs", json={"input": "later"}, headers=ASYNC)
+    assert reply.status_code == 202, reply.text
+    run_id = reply.json()["run_id"]
+    assert reply.headers["location"] == f"/runs/{run_id}"
+    first = server.client.get(f"/runs/{run_id}")  # the model takes 0.2 s: still running
+    assert first.status_code == 202 and first.json() == {"run_id": run_id, "status": "running"}
+    done = poll(server, run_id)
+    assert done.status_code == 200, done.text
+    assert done.json()["output"] == "echo: later" and done.json()["run_id"] == run_id
+
+
+def test_polling_an_unknown_run_answers_404(server: Server) -> None:
+    """A run id that was never submitted is 404 RUNTIME_UNKNOWN_RUN."""
+    reply = server.client.get("/runs/run_nope")
+    assert reply.status_code == 404
+    assert reply.json()["error"]["code"] == "RUNTIME_UNKNOWN_RUN"
+
+
+def test_a_failed_submitted_run_answers_its_error(server: Server) -> None:
+    """A submitted run that fails is polled as its error code, with the status it maps to."""
+    reply = server.client.post("/sessions/p2/runs", json={"input": "fail"}, headers=ASYNC)
+    assert reply.status_code == 202, reply.text
+    done = poll(server, reply.json()["run_id"])
+    assert done.status_code == 502 and done.json()["error"]["code"] == "MODEL_UNAVAILABLE"

@@ -1,0 +1,128 @@
+"""``handle.submit(input)``: accept a run, hand out its id, and let the caller poll for it.
+
+A run of a plain agent is admitted and its id returned at once. A durable agent's run is
+written to the store (its pending record, before its first step) before the id is returned,
+so a process that dies after ``submit`` returns resumes that run on restart, and
+``handle.result(run_id)`` finds it. A run queued behind another run of its session is
+journaled when it starts (the session holds one pending run at a time): until then a crash of
+its session sends it again, but the death of the process loses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from praxo_actors._errors import PraxoError
+from praxo_actors._log import get_logger
+from praxo_actors.actors import check_not_blocking
+from praxo_actors.agent import new_run_id
+from praxo_actors.models import RunResult
+from praxo_actors.runtime._results import run_result
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._handle import SessionHandle
+    from praxo_actors.runtime._router import Router
+    from praxo_actors.runtime._run_future import RunFuture
+
+__all__ = ["aresult", "asubmit", "submit"]
+
+logger = get_logger("praxo_actors.runtime")
+
+
+def submit(handle: SessionHandle, input: str, deadline: float | None) -> str:
+    """See :meth:`SessionHandle.submit`."""
+    _check(input)
+    run_id = new_run_id()
+    runtime = handle._runtime
+    if not runtime._router.agents.is_durable(handle.agent):
+        handle._submit(run_id, input, deadline, None)
+        return run_id
+    check_not_blocking("SessionHandle.submit() of a durable agent (use asubmit)")
+    stored = threading.Event()
+    _send(handle, run_id, input, deadline, stored.set)
+    if not stored.wait(runtime._config.timeout):
+        _late(handle, run_id)
+    return run_id
+
+
+async def asubmit(handle: SessionHandle, input: str, deadline: float | None) -> str:
+    """See :meth:`SessionHandle.asubmit`."""
+    _check(input)
+    run_id = new_run_id()
+    runtime = handle._runtime
+    if not runtime._router.agents.is_durable(handle.agent):
+        handle._submit(run_id, input, deadline, None)
+        return run_id
+    loop = asyncio.get_running_loop()
+    stored: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not stored.done():
+            stored.set_result(None)
+
+    def signal() -> None:
+        with contextlib.suppress(RuntimeError):  # the caller's loop is closed
+            loop.call_soon_threadsafe(wake)
+
+    _send(handle, run_id, input, deadline, signal)
+    try:
+        async with asyncio.timeout(runtime._config.timeout):
+            await stored
+    except TimeoutError:
+        _late(handle, run_id)
+    return run_id
+
+
+async def aresult(handle: SessionHandle, run_id: str, timeout: float | None) -> RunResult:
+    """See :meth:`SessionHandle.aresult`."""
+    # The look-ups block (store reads, a wait on the run): on a worker thread, never the loop.
+    return await asyncio.to_thread(run_result, handle, run_id, timeout)
+
+
+def _check(input: object) -> None:
+    from praxo_actors.runtime._handle import check_text
+
+    if not isinstance(input, str):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+    check_text(input, "input")
+
+
+def _send(
+    handle: SessionHandle,
+    run_id: str,
+    input: str,
+    deadline: float | None,
+    stored: Callable[[], None],
+) -> RunFuture:
+    """Send a durable run that is journaled first; ``stored()`` once it is (or has ended)."""
+    runtime = handle._runtime
+    router = runtime._router
+    # Posted before the run, so the router has the callback when the store acknowledges.
+    runtime._host.post(_expect, router, run_id, stored)
+    future = handle._submit(run_id, input, deadline, None, journal=True)
+
+    def settled(_future: object) -> None:
+        stored()
+        runtime._host.post(router.journal_acks.pop, run_id, None)
+
+    future.add_done_callback(settled)
+    return future
+
+
+def _expect(router: Router, run_id: str, stored: Callable[[], None]) -> None:
+    """Call ``stored()`` when the run's first journal write is acknowledged (the router calls
+    it at once for a run that waits behind another of its session)."""
+    router.journal_acks[run_id] = lambda _entries: stored()
+
+
+def _late(handle: SessionHandle, run_id: str) -> None:
+    logger.warning(
+        "run_not_journaled_yet",
+        session_id=handle.id,
+        run_id=run_id,
+        timeout=handle._runtime._config.timeout,
+    )
