@@ -437,7 +437,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         try:
             durable = current.durable
             journal = -1 if durable is None else durable.entries
-            commit = run_commit(self.position, self.session, result, host.key, journal)
+            commit = run_commit(
+                self.position, self.session, result, host.key, journal, current.agent
+            )
         except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
             self._failed(result.run_id, exc)
             self._start_next()
