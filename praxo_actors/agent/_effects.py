@@ -65,6 +65,18 @@ class CallTool(msgspec.Struct, frozen=True):
     context: ToolContext | None = None
 
 
+class RefusedCall(msgspec.Struct, frozen=True):
+    """A tool call refused before any handler ran: ``code`` says why; reply ``None``.
+
+    Yielded only by a traced run, to the tracing layer, which makes the call's span and
+    never passes it on: a driver never sees it.
+    """
+
+    call: ToolCall
+    code: str
+    message: str
+
+
 class Emit(msgspec.Struct, frozen=True):
     """Deliver ``event`` to ``sink``; reply ``None``.
 
@@ -84,3 +96,7 @@ class CallSummarizer(msgspec.Struct, frozen=True):
 
 Effect = BeginStep | CallModel | CallTool | Emit | CallRepairer | CallSummarizer
 """Everything a run can ask its driver to do."""
+
+Step = Effect | RefusedCall
+"""What the agent machine yields: an :data:`Effect`, or (traced runs only, to the tracing
+layer alone) a :class:`RefusedCall`."""

@@ -15,7 +15,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
 from praxo_actors.agent._context import ModelContext
-from praxo_actors.agent._effects import BeginStep, CallModel, CallSummarizer, Effect
+from praxo_actors.agent._effects import BeginStep, CallModel, CallSummarizer, Effect, Step
 from praxo_actors.agent._interrupt import Pending, with_pending
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _Carried, _crashed, _Events, _fail
@@ -41,9 +41,12 @@ from praxo_actors.models import (
     ToolCall,
 )
 
-__all__ = ["Machine", "machine", "throw_into"]
+__all__ = ["Machine", "Steps", "machine", "throw_into"]
 
 Machine = Generator[Effect, Any, RunResult]
+
+Steps = Generator[Step, Any, RunResult]
+"""The machine itself: a traced one also yields refused calls, for the tracing layer only."""
 
 
 def throw_into(gen: Machine, exc: BaseException) -> Effect:
@@ -71,11 +74,13 @@ def machine(
     run_id: str,
     clock: Callable[[], int],
     resume: tuple[Pending, Any] | None = None,
-) -> Machine:
+    traced: bool = False,
+) -> Steps:
     """Yield the effects of one run and return its :class:`RunResult` (see ``AgentRun``).
 
     With ``resume`` (the session's pending run and the checked resume value) the run goes on
-    from its interrupted call instead of starting from ``user``.
+    from its interrupted call instead of starting from ``user``. ``traced``: yield a
+    :class:`~praxo_actors.agent._effects.RefusedCall` for each refused tool call (for its span).
     """
     session_id = session.id
     # None without a sink: a run then builds no events at all.
@@ -280,6 +285,7 @@ def machine(
             tool_calls,
             tool_retries,
             usage,
+            traced,
         )
         # The run's tool call and retry counts so far, or the interrupted run's result; tested
         # as a tuple, because isinstance of a Struct class goes through its metaclass's

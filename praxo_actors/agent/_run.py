@@ -6,12 +6,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from praxo_actors._errors import AgentError
 from praxo_actors.agent._effects import Effect
 from praxo_actors.agent._interrupt import PENDING_KEY, pending_of, resume_value
-from praxo_actors.agent._machine import Machine, machine, throw_into
+from praxo_actors.agent._machine import Machine, Steps, machine, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._runid import new_run_id
@@ -148,11 +148,9 @@ def start_run(
     else:
         raise TypeError(f"input must be str or Message, got {type(input).__name__}")
     rid = new_run_id() if run_id is None else run_id
-    gen = machine(options, session, user, rid, clock)
-    # One attribute and one dict lookup when nothing is configured (see bench/otel.py).
-    if options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set())):
-        gen = _traced(gen, options, session.id, rid, user)
-    return AgentRun(gen, rid)
+    telemetry = _telemetry(options)
+    gen = machine(options, session, user, rid, clock, traced=telemetry is not None)
+    return AgentRun(_wrapped(gen, telemetry, options, session.id, rid, user), rid)
 
 
 _modules = sys.modules
@@ -162,14 +160,32 @@ _FROM_ENV = any(
 )
 
 
-def _traced(
-    gen: Machine, options: AgentOptions, session_id: str, run_id: str, user: Message
-) -> Machine:
-    """Wrap the run in its spans and metrics (unless the providers found are placeholders)."""
-    from praxo_actors.agent._tracing import telemetry_for, traced
+def _telemetry(options: AgentOptions) -> Any:
+    """The telemetry a run of ``options`` reports to, or None (not traced at all)."""
+    # One attribute and one dict lookup when nothing is configured (see bench/otel.py).
+    if not (options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set()))):
+        return None
+    from praxo_actors.agent._tracing import telemetry_for
 
-    telemetry = telemetry_for(options)
-    return gen if telemetry is None else traced(gen, telemetry, options, session_id, run_id, user)
+    # None too when the providers found are placeholders.
+    return telemetry_for(options)
+
+
+def _wrapped(
+    gen: Steps,
+    telemetry: Any,
+    options: AgentOptions,
+    session_id: str,
+    run_id: str,
+    user: Message,
+) -> Machine:
+    """Wrap the run in its spans and metrics (with ``telemetry``; else it is its own)."""
+    if telemetry is None:
+        # Not traced: the machine yields no RefusedCall, only the effects drivers perform.
+        return cast(Machine, gen)
+    from praxo_actors.agent._tracing import traced
+
+    return traced(gen, telemetry, options, session_id, run_id, user)
 
 
 def _global_set() -> bool:
@@ -203,9 +219,12 @@ def resume_run(
     if pending is None:
         raise AgentError("SESSION_NOT_INTERRUPTED", "the session has no interrupted run")
     checked = resume_value(pending, value, pending.run_id)
-    gen = machine(options, session, None, pending.run_id, clock, (pending, checked))
-    if options._telemetry or ("opentelemetry" in _modules and (_FROM_ENV or _global_set())):
+    telemetry = _telemetry(options)
+    resume = (pending, checked)
+    gen = machine(options, session, None, pending.run_id, clock, resume, telemetry is not None)
+    user = Message(role="user", content="")
+    if telemetry is not None:  # the run's span shows the input the run answers
         users = [m for m in session.messages if m.role == "user"]
-        user = users[-1] if users else Message(role="user", content="")
-        gen = _traced(gen, options, session.id, pending.run_id, user)
-    return AgentRun(gen, pending.run_id)
+        user = users[-1] if users else user
+    rid = pending.run_id
+    return AgentRun(_wrapped(gen, telemetry, options, session.id, rid, user), rid)

@@ -16,7 +16,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent._content import messages_json, value_json
-from praxo_actors.agent._effects import CallModel, CallTool
+from praxo_actors.agent._effects import CallModel, CallTool, RefusedCall
 from praxo_actors.agent._genai import (
     MEASURED,
     PROVIDER,
@@ -36,12 +36,12 @@ from praxo_actors.agent._scrub import (
     failure_message,
 )
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.models import Message, ModelError, Response, RunResult
+from praxo_actors.models import Message, ModelError, Response, RunResult, ToolCall
 
 if TYPE_CHECKING:
     from praxo_actors.agent._tracing import Telemetry
 
-__all__ = ["Call", "Run", "error_type"]
+__all__ = ["Call", "Run", "error_type", "refused"]
 
 
 def error_type(exc: BaseException) -> str:
@@ -166,6 +166,34 @@ def _set_usage(span: Span, usage: dict[str, Any] | None) -> None:
             span.set_attribute(f"gen_ai.usage.{key}", value)
 
 
+def _tool_span(tool: str, call: ToolCall, limit: int | None) -> tuple[str, dict[str, Any]]:
+    """The name and attributes of an ``execute_tool`` span."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        "gen_ai.tool.type": "function",
+    }
+    if call.id is not None:
+        attributes["gen_ai.tool.call.id"] = call.id
+    return f"execute_tool {tool}", cut_attributes(attributes, limit)
+
+
+def refused(run: Run, refusal: RefusedCall) -> None:
+    """Record a tool call refused before any handler ran: a span failed with its code."""
+    tracer = run.telemetry.tracer
+    if tracer is None:
+        return
+    call = refusal.call
+    name, attributes = _tool_span(call.name, call, run.limit)
+    span = tracer.start_span(
+        cut(name, run.limit), context=run.parent, kind=SpanKind.INTERNAL, attributes=attributes
+    )
+    if run.content:
+        run.set(span, "gen_ai.tool.call.arguments", value_json(call.arguments))
+    run.fail(span, refusal.code, refusal.message, None)
+    span.end()
+
+
 class Call:
     """One model or tool call in flight: its span (if tracing) and its start time.
 
@@ -194,17 +222,8 @@ class Call:
             attributes["gen_ai.conversation.id"] = cut(run.session_id, limit)
         else:
             assert type(effect) is CallTool
-            tool = effect.tool
-            name = f"execute_tool {tool.name}"
+            name, attributes = _tool_span(effect.tool.name, effect.call, limit)
             kind = SpanKind.INTERNAL
-            attributes = {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": tool.name,
-                "gen_ai.tool.type": "function",
-            }
-            if effect.call.id is not None:
-                attributes["gen_ai.tool.call.id"] = effect.call.id
-            attributes = cut_attributes(attributes, limit)
             self.measured = {}
         self.span: Span | None = None
         tracer = run.telemetry.tracer

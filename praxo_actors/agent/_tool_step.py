@@ -20,7 +20,7 @@ import msgspec
 
 from praxo_actors._errors import JSONError
 from praxo_actors.agent._context import ToolContext
-from praxo_actors.agent._effects import CallTool, Effect
+from praxo_actors.agent._effects import CallTool, RefusedCall, Step
 from praxo_actors.agent._interrupt import Interrupt, Pending, with_pending
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _crashed, _Events, _fail
@@ -51,14 +51,16 @@ def tool_step(
     tool_calls: int,
     tool_retries: int,
     usage: dict[str, int],
-) -> Generator[Effect, Any, tuple[int, int] | RunResult]:
+    traced: bool = False,
+) -> Generator[Step, Any, tuple[int, int] | RunResult]:
     """Yield the effects of ``calls[start:]``, appending each one's tool message to ``messages``.
 
     Return the run's tool call and tool retry counts after them, or the interrupted run's
     :class:`RunResult` when a call needs approval or its tool interrupts. With ``resume`` (the
     pending run and the checked resume value, on the step a run resumes at) ``calls[start]``
     is the interrupted call, and the resume value its result or its approval. ``metadata``,
-    ``model_calls`` and ``usage`` are only for an interrupt to keep.
+    ``model_calls`` and ``usage`` are only for an interrupt to keep. ``traced``: yield a
+    :class:`RefusedCall` for each call refused before a handler ran (its span's only source).
     """
     limit = options.call_limit
     tool_limit = limit.tool_limit if limit is not None and limit.tool_limit > 0 else 0
@@ -83,7 +85,10 @@ def tool_step(
             else:
                 approved, edited = resumed
                 if not approved:
-                    output = _error_json("APPROVAL_DENIED", f"the call of {name!r} was denied")
+                    denied = f"the call of {name!r} was denied"
+                    if traced:
+                        yield RefusedCall(call, "APPROVAL_DENIED", denied)
+                    output = _error_json("APPROVAL_DENIED", denied)
                     messages.append(
                         Message(role="tool", content=output, tool_call_id=call.id, name=name)
                     )
@@ -105,16 +110,22 @@ def tool_step(
         if decided != "result":
             if selection is not None and not selection.permits(name):
                 raise (
-                    yield from _fail(
+                    yield from _refuse(
                         event,
+                        traced,
                         run_id,
+                        call,
                         "AGENT_TOOL_NOT_SELECTED",
                         f"tool {name!r} is not selected",
                     )
                 )
             tool = tools.get(name)
             if tool is None:
-                raise (yield from _fail(event, run_id, "TOOL_NOT_FOUND", f"no tool named {name!r}"))
+                raise (
+                    yield from _refuse(
+                        event, traced, run_id, call, "TOOL_NOT_FOUND", f"no tool named {name!r}"
+                    )
+                )
             if decided is None and approval is not None and approval.requires(name):
                 payload = {"approval": {"tool": name, "arguments": arguments, "call_id": call.id}}
                 where = Pending(run_id, "approval", step, index, list(calls), payload)
@@ -131,9 +142,11 @@ def tool_step(
                 )
             if tool_limit and tool_calls >= tool_limit:
                 raise (
-                    yield from _fail(
+                    yield from _refuse(
                         event,
+                        traced,
                         run_id,
+                        call,
                         "AGENT_TOOL_CALL_LIMIT",
                         f"tool call limit {tool_limit} reached",
                     )
@@ -148,6 +161,8 @@ def tool_step(
             problems = None if check is None else check(arguments)
             if problems:
                 value = ToolError(INVALID_ARGUMENTS, _problems_text(problems))
+                if traced:
+                    yield RefusedCall(call, value.code, value.message)
             else:
                 try:
                     value = yield CallTool(
@@ -210,6 +225,15 @@ def tool_step(
     return tool_calls, tool_retries
 
 
+def _refuse(
+    event: _Events | None, traced: bool, run_id: str, call: ToolCall, code: str, message: str
+) -> Generator[Step, Any, Exception]:
+    """Refuse ``call`` with ``code``, failing the run (the refusal first, for its span)."""
+    if traced:
+        yield RefusedCall(call, code, message)
+    return (yield from _fail(event, run_id, code, message))
+
+
 def _interrupted(
     event: _Events | None,
     session_id: str,
@@ -218,7 +242,7 @@ def _interrupted(
     where: Pending,
     counts: tuple[int, int, int],
     usage: dict[str, int],
-) -> Generator[Effect, Any, RunResult]:
+) -> Generator[Step, Any, RunResult]:
     """Stop the run to ask a person: the session keeps the run so far and where to go on.
 
     ``counts``: the run's model calls, tool calls and tool retries so far.

@@ -6,7 +6,10 @@ yields a ``CallModel`` (``chat {model}``) or a ``CallTool`` (``execute_tool {too
 when the driver resumes the run with that effect's reply or exception, so the span covers the
 callback's whole time under every driver (``run_agent``, ``arun_agent``, the runtime's session
 actor), with no context variables: each child names the run's span ``invoke_agent {agent}`` as
-its parent explicitly.
+its parent explicitly. A tool call refused before any handler ran (its arguments, its
+selection, the tool budget, an unknown tool, a denied approval) is a
+:class:`~praxo_actors.agent._effects.RefusedCall` the traced machine yields to this wrapper
+alone: its ``execute_tool`` span starts and ends at once, failed with the refusal's code.
 
 This module is imported only when a provider is configured (on the options, on the runtime, or
 globally), so a program without tracing never loads OpenTelemetry.
@@ -20,11 +23,11 @@ from typing import Any
 from opentelemetry import metrics, trace
 
 from praxo_actors import __version__
-from praxo_actors.agent._effects import CallModel, CallTool, Effect
-from praxo_actors.agent._machine import Machine
+from praxo_actors.agent._effects import CallModel, CallTool, Effect, RefusedCall
+from praxo_actors.agent._machine import Machine, Steps
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._scrub import failure_message
-from praxo_actors.agent._spans import Call, Run, error_type
+from praxo_actors.agent._spans import Call, Run, error_type, refused
 from praxo_actors.models import Message, RunResult
 
 __all__ = [
@@ -115,7 +118,7 @@ def global_meter_provider() -> Any:
 
 
 def traced(
-    inner: Machine,
+    inner: Steps,
     telemetry: Telemetry,
     options: AgentOptions,
     session_id: str,
@@ -126,11 +129,15 @@ def traced(
     return _steps(inner, Run(telemetry, options, session_id, run_id, user))
 
 
-def _steps(inner: Machine, run: Run) -> Generator[Effect, Any, RunResult]:
+def _steps(inner: Steps, run: Run) -> Generator[Effect, Any, RunResult]:
     call: Call | None = None
     try:
         effect = inner.send(None)
         while True:
+            if isinstance(effect, RefusedCall):  # for its span only: no driver sees it
+                refused(run, effect)
+                effect = inner.send(None)
+                continue
             if isinstance(effect, CallModel | CallTool):
                 call = Call(run, effect)
             try:

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.cluster._results import pack_result
 from praxo_actors.models import Event
 
 __all__ = ["Host", "resolve_factory"]
@@ -74,9 +75,9 @@ class Host:
         try:
             handle = self.runtime.session(session_id, agent)
             result = await handle._submit(run_id, input, deadline, None)
+            return pack_result(result)
         except Exception as exc:
             return _error(exc)
-        return ("ok", msgspec.msgpack.encode(result))
 
     async def submit(
         self, session_id: str, agent: str, input: str, deadline: float | None
@@ -96,9 +97,9 @@ class Host:
         try:
             handle = self.runtime.session(session_id, agent)
             result = await asyncio.to_thread(handle.result, run_id, timeout)
+            return pack_result(result)
         except Exception as exc:
             return _error(exc)
-        return ("ok", msgspec.msgpack.encode(result))
 
     async def history(self, session_id: str, agent: str, timeout: float) -> tuple[Any, ...]:
         try:

@@ -24,6 +24,7 @@ from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.cluster._host import Host
 from praxo_actors.cluster._hub import Hub
+from praxo_actors.cluster._results import typed_output
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RuntimeStatistics
 
@@ -97,7 +98,7 @@ class ClusterRunFuture:
             raise PraxoError("RUNTIME_TIMEOUT", f"no result within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             return self.cluster._after_host_failed(self, timeout)
-        result: RunResult = _unpack(reply, self.run_id, RunResult)
+        result: RunResult = typed_output(_unpack(reply, self.run_id, RunResult), reply)
         return result
 
     def __await__(self) -> Any:
@@ -394,7 +395,7 @@ class ClusterRuntime:
             reply = ray.get(again, timeout=timeout)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             raise AgentError("SESSION_CRASHED", f"host {name} died", future.run_id) from None
-        result: RunResult = _unpack(reply, future.run_id, RunResult)
+        result: RunResult = typed_output(_unpack(reply, future.run_id, RunResult), reply)
         return result
 
     def _result(self, session_id: str, agent: str, run_id: str, timeout: float) -> RunResult:
@@ -413,7 +414,7 @@ class ClusterRuntime:
                 if time.monotonic() > deadline:
                     raise AgentError("SESSION_CRASHED", f"host {name} died", run_id) from None
                 continue
-            result: RunResult = _unpack(reply, run_id, RunResult)
+            result: RunResult = typed_output(_unpack(reply, run_id, RunResult), reply)
             return result
 
     def _publish(self, on: bool) -> None:

@@ -17,7 +17,13 @@ import msgspec
 
 from praxo_actors.core._schema import SchemaError
 
-__all__ = ["conversion_errors", "is_pydantic_model", "type_converter", "type_schema"]
+__all__ = [
+    "conversion_errors",
+    "is_pydantic_model",
+    "json_value",
+    "type_converter",
+    "type_schema",
+]
 
 CONVERT = "convert"
 """The keyword of an error a type's own conversion gave (the schema was met)."""
@@ -85,6 +91,24 @@ def type_converter(tp: Any) -> Callable[[Any], Any]:
         return convert(value, tp, strict=False)
 
     return to_type
+
+
+def json_value(value: Any) -> Any:
+    """Return ``value`` as a JSON value: the reverse of :func:`type_converter`.
+
+    Structs and dataclasses become objects (msgspec's rules), a pydantic model its
+    ``model_dump(mode="json")``.
+
+    Raises:
+        TypeError: A value neither msgspec nor pydantic can write as JSON.
+    """
+    return msgspec.to_builtins(value, enc_hook=_dump_model)
+
+
+def _dump_model(value: Any) -> Any:
+    if is_pydantic_model(type(value)):
+        return value.model_dump(mode="json")
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
 
 
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[(\.\.\.)\]")

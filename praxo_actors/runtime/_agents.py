@@ -70,6 +70,25 @@ class Agents:
         """Whether runs of agent ``name`` are journaled (see the session log)."""
         return name in self._durable
 
+    def output_type(self, name: str) -> Any:
+        """Return the type agent ``name``'s structured output is an instance of (None: none).
+
+        For reading kept results back (on the caller's thread): options already built are
+        used, else the factory is called once more, and what it builds is not kept.
+        """
+        cached = self._options.get(name)
+        if cached is not None:
+            options = cached[1]
+        else:
+            factory = self._factories.get(name)
+            if factory is None:
+                return None
+            options = factory()
+            if not isinstance(options, AgentOptions):
+                return None
+        so = options.structured_output
+        return None if so is None else so.output_type
+
     def options_for(self, name: str, events: bool = True, session: Any = None) -> AgentOptions:
         """Return the options of a registered agent, with or without event collection.
 

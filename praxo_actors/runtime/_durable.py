@@ -27,12 +27,12 @@ from praxo_actors.agent._journal import (
     place,
 )
 from praxo_actors.agent._journal import started_entry as _started
-from praxo_actors.agent._tool import ToolError
+from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
 from praxo_actors.memory._log import JournalAppend, PendingRun, sign_pending
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
-__all__ = ["INTERRUPTED", "LIVE", "MAX_RESUMES", "DurableRun"]
+__all__ = ["INTERRUPTED", "LIVE", "MAX_RESUMES", "DurableRun", "retried"]
 
 MAX_RESUMES = 3
 """A run resumed this many times and cut off again fails ``SESSION_CRASHED`` (a crash loop)."""
@@ -42,6 +42,19 @@ LIVE = object()
 
 INTERRUPTED = object()
 """An ``at_most_once`` tool was in flight at the crash: it is not called again."""
+
+
+def retried(effect: Effect | None, error: BaseException) -> tuple[bool, Any]:
+    """The outcome to journal for a callback that raised ``error``.
+
+    A tool's :class:`~praxo_actors.agent.ToolRetry` is the call's result
+    ``ToolError("TOOL_RETRY", message)``, as the loop takes it: journaled like any result, so
+    that a resumed run answers the call from the journal. Any other exception stays one (it
+    leaves no entry: the run fails on it).
+    """
+    if isinstance(error, ToolRetry) and isinstance(effect, CallTool):
+        return True, ToolError(TOOL_RETRY, error.message)
+    return False, error
 
 
 class DurableRun:

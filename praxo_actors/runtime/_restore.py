@@ -19,6 +19,7 @@ import msgspec
 from praxo_actors._errors import CheckpointError
 from praxo_actors.core._checkpoint import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.core._log_docs import dump_record, dump_snapshot, load_record, load_snapshot
+from praxo_actors.core._schema_types import json_value
 from praxo_actors.memory._log import MAX_RECORDS, Commit, SessionLog, StoredSession
 from praxo_actors.models import RunResult, Session
 
@@ -95,8 +96,9 @@ def run_commit(
     result: RunResult,
     key: bytes | None,
     journal: int = -1,
+    agent: str = "",
 ) -> Commit:
-    """Return the commit of a completed run and move ``position`` past it.
+    """Return the commit of a completed run (of agent ``agent``) and move ``position`` past it.
 
     Raises:
         CheckpointError: ``CHECKPOINT_INVALID`` for a session that cannot be written.
@@ -125,7 +127,7 @@ def run_commit(
         run_id=result.run_id,
         record=record,
         snapshot=snapshot,
-        result=result_document(result, key=key),
+        result=result_document(result, key=key, agent=agent),
         journal=journal,
     )
     position.version = seq
@@ -144,20 +146,32 @@ def result_document(
     run_id: str = "",
     session_id: str = "",
     key: bytes | None = None,
+    agent: str = "",
 ) -> str | None:
     """Return what ``handle.result`` gives back later: the result's fields or the error's code
-    (signed over the session id with a key, so that a store writer cannot forge an outcome)."""
+    (signed over the session id with a key, so that a store writer cannot forge an outcome).
+
+    Typed structured output is kept as its JSON value, with the name of the ``agent`` whose
+    output type reads it back (see :func:`~praxo_actors.runtime._results.run_result`); None
+    when the result cannot be written as JSON.
+    """
     doc: dict[str, object]
     if result is not None:
+        try:
+            structured = json_value(result.structured)
+        except TypeError:
+            return None
         doc = {
             "run_id": result.run_id,
             "output": result.output,
-            "structured": result.structured,
+            "structured": structured,
             "steps": result.steps,
             "model_calls": result.model_calls,
             "tool_calls": result.tool_calls,
             "usage": result.usage,
         }
+        if agent:
+            doc["agent"] = agent
         if result.status != "completed":  # an interrupted run: what it asks, for a resume
             doc["status"] = result.status
             doc["interrupt"] = result.interrupt

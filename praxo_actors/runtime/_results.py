@@ -10,6 +10,7 @@ import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNFuture, check_not_blocking
+from praxo_actors.core._schema_types import type_converter
 from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._protocol import (
     LoadResults,
@@ -113,7 +114,7 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
                 run_id=run_id,
                 session=session,
                 output=str(doc.get("output", "")),
-                structured=doc.get("structured"),
+                structured=_typed(handle, doc.get("agent"), doc.get("structured")),
                 steps=int(doc.get("steps", 0)),
                 model_calls=int(doc.get("model_calls", 0)),
                 tool_calls=int(doc.get("tool_calls", 0)),
@@ -124,3 +125,21 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
         except (TypeError, ValueError):
             raise PraxoError("STORE_FAILED", f"the result kept for {run_id!r} is broken") from None
     return None
+
+
+def _typed(handle: SessionHandle, agent: object, value: object) -> object:
+    """The kept structured ``value`` as an instance of its agent's output type.
+
+    The agent is the one the document names (else the handle's). Without a type, or when the
+    type no longer takes the value (it changed since the run), the JSON value as it is kept.
+    """
+    if value is None:
+        return None
+    name = agent if isinstance(agent, str) and agent else handle.agent
+    kind = handle._runtime._router.agents.output_type(name)
+    if kind is None:
+        return value
+    try:
+        return type_converter(kind)(value)
+    except (msgspec.ValidationError, ValueError, TypeError):  # pydantic's is a ValueError
+        return value

@@ -39,7 +39,7 @@ from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import RunResult, Session
-from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun
+from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun, retried
 from praxo_actors.runtime._outcome import unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,
@@ -153,6 +153,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 if current is not None and current.run.run_id == run_id and token == current.token:
                     ok, value = unpack(outcome, error)
                     effect = current.run.effect
+                    if current.durable is not None and not ok:
+                        ok, value = retried(effect, value)
                     if current.durable is not None and ok and effect is not None:
                         write = current.durable.completed(effect, value)
                         self._journal(current, write, ("advance", ok, value))
@@ -440,7 +442,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         try:
             durable = current.durable
             journal = -1 if durable is None else durable.entries
-            commit = run_commit(self.position, self.session, result, host.key, journal)
+            commit = run_commit(
+                self.position, self.session, result, host.key, journal, current.agent
+            )
         except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
             self._failed(result.run_id, exc)
             self._start_next()

@@ -88,6 +88,28 @@ def test_a_tool_span_covers_the_callback_on_the_io_pool(runtime: Start, otel: Re
     assert tool.parent.span_id == otel.span("invoke_agent worker").context.span_id
 
 
+def test_a_hosted_call_refused_for_its_arguments_has_a_failed_span(
+    runtime: Start, otel: Recorded
+) -> None:
+    """Under the session actor too, a refused call gets its execute_tool span."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    ran: list[Any] = []
+
+    def agent() -> Any:
+        model = ScriptedModel([ToolCall("count", {"n": "x"}, id="k1"), "done"])
+        return new_agent_options(model, tools=[Tool("count", "", schema, ran.append)])
+
+    rt = runtime(agents={"worker": agent}, tracer_provider=otel.tracer_provider)
+    assert rt.session("s", agent="worker").run("go").get(timeout=TIMEOUT).output == "done"
+    wait_until(lambda: len(otel.spans()) == 4)
+    tool = otel.span("execute_tool count")
+    assert ran == [] and tool.attributes is not None
+    assert tool.attributes["error.type"] == "TOOL_CALL_INVALID_ARGUMENTS"
+    assert tool.attributes["gen_ai.tool.call.id"] == "k1"
+    assert tool.parent is not None
+    assert tool.parent.span_id == otel.span("invoke_agent worker").context.span_id
+
+
 def test_a_crashed_run_ends_its_spans(runtime: Start, otel: Recorded) -> None:
     """A run abandoned by a session crash still ends its spans, marked as errors."""
     entered = threading.Event()
