@@ -11,6 +11,7 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._inspect import SessionInfo
 from praxo_actors.runtime._restore import read_session
@@ -27,6 +28,8 @@ __all__ = [
     "MNFuture",
     "RunFuture",
     "Runtime",
+    "RuntimeConfig",
+    "RuntimeOptions",
     "RuntimeStatistics",
     "Scheduler",
     "SchedulerClosedError",

@@ -31,7 +31,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import pykka
 
@@ -48,11 +48,10 @@ from praxo_actors.actors import (
 from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
-from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
-from praxo_actors.runtime._config import OnBusy, RuntimeConfig
+from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._events import EventRouter
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
@@ -111,21 +110,8 @@ class Runtime:
         cls,
         store: str | Path | Store | None = None,
         *,
-        max_live_sessions: int = 100_000,
-        max_queue: int = 100,
-        on_busy: OnBusy = "enqueue",
-        idle_timeout: float | None = 300.0,
-        checkpoint_key: bytes | None = None,
-        allowed_types: frozenset[str] = DEFAULT_CHECKPOINT_TYPES,
-        scheduler_threads: int | None = None,
-        io_threads: int = 256,
-        delivery_threads: int = 4,
-        subscriber_timeout: float = 5.0,
-        timeout: float = 10.0,
-        resume: bool = False,
-        tracer_provider: Any = None,
-        meter_provider: Any = None,
-        versions_kept: int = 100_000,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
     ) -> Runtime:
         """Start the runtime and its supervision tree, with an event loop thread of its own.
 
@@ -135,6 +121,8 @@ class Runtime:
         Args:
             store: None for an ``InMemoryStore``; a path for a ``SQLiteStore`` (owned and closed
                 by the runtime); or a store object (left open).
+            config: A :class:`RuntimeConfig` holding the settings below (instead of them as
+                keywords: give one or the other).
             max_live_sessions: Live sessions beyond which the least recently used idle one is
                 passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
             max_queue: Runs pending per session beyond the running one
@@ -177,23 +165,7 @@ class Runtime:
                 ``STORE_CORRUPT`` when ``store`` is the path of a file that is not a sound
                 store database; ``STORE_FAILED`` when that file cannot be opened or locked.
         """
-        config = RuntimeConfig(
-            max_live_sessions=max_live_sessions,
-            max_queue=max_queue,
-            on_busy=on_busy,
-            idle_timeout=idle_timeout,
-            checkpoint_key=checkpoint_key,
-            allowed_types=allowed_types,
-            scheduler_threads=scheduler_threads,
-            io_threads=io_threads,
-            delivery_threads=delivery_threads,
-            subscriber_timeout=subscriber_timeout,
-            timeout=timeout,
-            resume=resume,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            versions_kept=versions_kept,
-        )
+        config = config_from(config, options)
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
         thread.start()
@@ -213,15 +185,22 @@ class Runtime:
         return self
 
     @classmethod
-    async def astart(cls, store: str | Path | Store | None = None, **options: Any) -> Runtime:
+    async def astart(
+        cls,
+        store: str | Path | Store | None = None,
+        *,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
+    ) -> Runtime:
         """Start the runtime on the running event loop (it owns no loop thread); see :meth:`start`.
 
-        Stop it with ``await runtime.astop()`` on the same loop (or use :meth:`open`).
+        It takes the same settings as :meth:`start`. Stop it with ``await runtime.astop()`` on
+        the same loop (or use :meth:`open`).
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+            PraxoError: As :meth:`start`.
         """
-        config = RuntimeConfig(**options)
+        config = config_from(config, options)
         loop = asyncio.get_running_loop()
         self = cls._create(config, store, loop, threading.get_ident(), None)
         forbid_blocking(1)
@@ -236,10 +215,17 @@ class Runtime:
     @classmethod
     @contextlib.asynccontextmanager
     async def open(
-        cls, store: str | Path | Store | None = None, **options: Any
+        cls,
+        store: str | Path | Store | None = None,
+        *,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
     ) -> AsyncIterator[Runtime]:
-        """``async with Runtime.open(...) as runtime``: :meth:`astart`, then :meth:`astop`."""
-        runtime = await cls.astart(store, **options)
+        """``async with Runtime.open(...) as runtime``: :meth:`astart`, then :meth:`astop`.
+
+        It takes the same settings as :meth:`start`.
+        """
+        runtime = await cls.astart(store, config=config_from(config, options))
         try:
             yield runtime
         finally:
