@@ -53,10 +53,19 @@ from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agents import Agents
 from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._events import EventRouter
+from praxo_actors.runtime._finder import ResumeFinder
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
-from praxo_actors.runtime._inspect import SessionInfo, inspect_session, list_sessions
+from praxo_actors.runtime._inspect import (
+    SessionInfo,
+    check_session_id,
+    find,
+    interrupted_run,
+    list_sessions,
+    list_states,
+)
 from praxo_actors.runtime._lease import lease
+from praxo_actors.runtime._on_loop import acall, arun_on_loop, run_on_loop
 from praxo_actors.runtime._resume import Resumer
 from praxo_actors.runtime._router import Router, RuntimeStatistics
 from praxo_actors.runtime._shutdown import shutdown_in_order
@@ -298,6 +307,9 @@ class Runtime:
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
         router.activator = Activator(host, scheduler, self.registry, config.timeout)
+        router.finder = ResumeFinder(
+            router, functools.partial(interrupted_run, self), config.timeout
+        )
         self._resumer = Resumer(host, self._agents, config.timeout)
         return self
 
@@ -366,12 +378,15 @@ class Runtime:
     def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).
 
+        The runtime's loop answers (its router owns what is live), within ``timeout``.
+
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT``, ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, or
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ainspect`).
         """
+        check_session_id(session_id)
         check_not_blocking("Runtime.inspect()")
-        return inspect_session(self, session_id, timeout)
+        return run_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     def sessions(
         self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
@@ -382,18 +397,24 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad state or limit; as :meth:`inspect`.
         """
+        list_states(state, limit)
         check_not_blocking("Runtime.sessions()")
-        return list_sessions(self, state, limit, timeout)
+        return run_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
 
     async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
-        return await asyncio.to_thread(inspect_session, self, session_id, timeout)
+        check_session_id(session_id)
+        return await arun_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     async def asessions(
         self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
     ) -> list[SessionInfo]:
         """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
-        return await asyncio.to_thread(list_sessions, self, state, limit, timeout)
+        list_states(state, limit)
+        return await arun_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
+
+    async def _info(self, session_id: str) -> SessionInfo:
+        return (await find(self, session_id))[0]
 
     def resume_pending(self) -> int:
         """Restore every session whose durable run a previous process left journaled.
@@ -404,10 +425,15 @@ class Runtime:
 
         Raises:
             PraxoError: ``RUNTIME_STOPPED``, ``RUNTIME_TIMEOUT``, ``STORE_FAILED``, or
-                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread.
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use
+                :meth:`aresume_pending`).
         """
         check_not_blocking("resume_pending()")
         return self._resumer.resume_pending()
+
+    async def aresume_pending(self) -> int:
+        """:meth:`resume_pending`, awaited (safe on the runtime's own loop)."""
+        return await self._resumer.aresume_pending()
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
@@ -450,10 +476,23 @@ class Runtime:
     # -- statistics and shutdown -----------------------------------------------------------
 
     def statistics(self) -> RuntimeStatistics:
-        """Return a snapshot of the runtime's counters (the session and run counts agree)."""
+        """Return a snapshot of the runtime's counters (the session and run counts agree).
+
+        Off the runtime's loop this waits for the loop's answer (bounded by the runtime's
+        ``timeout``); on it, it reads them directly.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT``.
+        """
         if self._stopped and not self._loop.is_running():
             return self._router.statistics()
         return self._call(self._router.statistics, timeout=self._config.timeout)
+
+    async def astatistics(self) -> RuntimeStatistics:
+        """:meth:`statistics`, awaited (it never blocks the caller's loop)."""
+        if self._stopped and not self._loop.is_running():
+            return self._router.statistics()
+        return await acall(self._host, self._router.statistics, timeout=self._config.timeout)
 
     def stop(self) -> None:
         """Stop the tree in reverse order (sessions, store, bus) and every runtime thread.
