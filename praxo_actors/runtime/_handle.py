@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors._errors import JSONError, PraxoError
-from praxo_actors.actors import MNFuture
+from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
@@ -358,7 +358,7 @@ class SessionHandle:
                 if ref is None:
                     return False
                 # Pykka says an actor has stopped only through a threading.Event.
-                stopped = await asyncio.to_thread(ref.actor_stopped.wait, timeout)
+                stopped = await in_thread(lambda: ref.actor_stopped.wait(timeout))
         except TimeoutError:
             raise PraxoError("RUNTIME_TIMEOUT", f"session not stopped within {timeout} s") from None
         if not stopped:

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import pykka
 
 from praxo_actors._errors import PraxoError
-from praxo_actors.actors import MNFuture
+from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._restore import revive
@@ -177,7 +176,7 @@ async def list_sessions(runtime: Runtime, state: str | None, limit: int) -> list
         out = [i for i, _ in await _live(rows) if state is None or i.state == state]
     if state in (None, "passivated") and len(out) < limit:
         # Read off the loop: a store's search may block (SQLite).
-        stored = await asyncio.to_thread(_stored_ids, runtime.store)
+        stored = await in_thread(lambda: _stored_ids(runtime.store))
         live = {i.id for i in out} | set(router.live)
         ids = [sid for sid in stored if sid not in live]
         out.extend(i for i, _ in await _stored(runtime, ids[: limit - len(out)]))
