@@ -11,6 +11,7 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._agent_session import AgentSession, AwaitableRun
 from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._inspect import SessionInfo
@@ -21,6 +22,8 @@ from praxo_actors.runtime._session import SessionCrashedError
 from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
 
 __all__ = [
+    "AgentSession",
+    "AwaitableRun",
     "EventStream",
     "Events",
     "JsonLinesSink",

@@ -15,9 +15,10 @@ from _runtime_helpers import TIMEOUT, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
+from praxo_actors.cluster import ClusterSession
 from praxo_actors.middleware import require_approval
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
-from praxo_actors.runtime import Runtime, SessionHandle
+from praxo_actors.runtime import AgentSession, AwaitableRun, Runtime, SessionHandle
 
 Start = Callable[..., Runtime]
 
@@ -182,3 +183,22 @@ def test_live_and_sessions_read_the_router_on_its_loop(runtime: Start) -> None:
     assert [i.id for i in rt.sessions()] == ["s", "t"]
     assert rt.inspect("s").state == "live"
     assert watched.readers == {loop_thread}
+
+
+def test_both_sessions_satisfy_the_agent_session_protocol(runtime: Start) -> None:
+    """A runtime's handle, its futures and a cluster's session are ``AgentSession``s."""
+    rt = runtime(agents={"default": echo_agent})
+    handle = rt.session("s")
+    assert isinstance(handle, AgentSession)
+    future = handle.run("hi")
+    assert isinstance(future, AwaitableRun)
+    assert future.get(timeout=TIMEOUT).output == "hi"
+    cluster_session = ClusterSession(None, "s", "default")  # type: ignore[arg-type]
+    assert isinstance(cluster_session, AgentSession)
+    assert not isinstance(object(), AgentSession)
+    protocol = {n for n in dir(AgentSession) if not n.startswith("_")}
+    assert {"run", "arun", "resume", "aresume", "result", "history", "ahistory"} <= protocol
+    for cls in (SessionHandle, ClusterSession):
+        for name in protocol - {"id", "agent"}:
+            method = getattr(cls, name)
+            assert inspect.iscoroutinefunction(method) == name.startswith("a"), (cls, name)
