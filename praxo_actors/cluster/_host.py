@@ -90,6 +90,17 @@ class Host:
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(run_id))
 
+    async def resume(
+        self, session_id: str, agent: str, document: str, deadline: float | None
+    ) -> tuple[Any, ...]:
+        """Go on with the session's interrupted run here; ``document`` is the value's JSON."""
+        try:
+            handle = self.runtime.session(session_id, agent)
+            result = await handle.aresume(msgspec.json.decode(document), deadline)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", msgspec.msgpack.encode(result))
+
     async def result(
         self, session_id: str, agent: str, run_id: str, timeout: float
     ) -> tuple[Any, ...]:

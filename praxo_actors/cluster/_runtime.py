@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.cluster._host import Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._results import typed_output
+from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RuntimeStatistics
 
@@ -72,10 +73,10 @@ class ClusterRunFuture:
         run_id: str,
         host: str,
         ref: Any,
-        sent: tuple[str, float | None] = ("", None),
+        sent: tuple[str, float | None] | None = ("", None),
     ) -> None:
         self.cluster = cluster
-        self.sent = sent  # the input and deadline, to send the run again
+        self.sent = sent  # the input and deadline, to send the run again (None: a resume)
         self.session_id = session_id
         self.agent = agent
         self.run_id = run_id
@@ -99,6 +100,7 @@ class ClusterRunFuture:
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             return self.cluster._after_host_failed(self, timeout)
         result: RunResult = typed_output(_unpack(reply, self.run_id, RunResult), reply)
+        self.run_id = result.run_id  # a resume's: the interrupted run's, found by its host
         return result
 
     def __await__(self) -> Any:
@@ -120,7 +122,33 @@ class ClusterSession:
         return self.cluster._run(self.id, self.agent, input, deadline)
 
     async def arun(self, input: str, deadline: float | None = None) -> RunResult:
+        """Run ``input`` on the session's host and return its result."""
         result: RunResult = await self.run(input, deadline)
+        return result
+
+    def resume(self, value: Any, deadline: float | None = None) -> ClusterRunFuture:
+        """Go on with the session's interrupted run on its host; return its future at once.
+
+        ``value`` answers what the run asked, as for
+        :meth:`~praxo_actors.runtime.SessionHandle.resume`. The future's ``run_id`` is the
+        interrupted run's once it has its result. If the host dies meanwhile it fails with
+        ``SESSION_CRASHED`` (the run stays interrupted in the store: resume it again).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON;
+                ``RUNTIME_STOPPED``.
+        """
+        try:
+            document = encode_json(value)
+        except JSONError as exc:
+            raise PraxoError(
+                "RUNTIME_INVALID_INPUT", f"a resume value must be JSON: {exc}"
+            ) from None
+        return self.cluster._resume(self.id, self.agent, document, deadline)
+
+    async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
+        """:meth:`resume`, awaited: its result."""
+        result: RunResult = await self.resume(value, deadline)
         return result
 
     def history(self, timeout: float = 10.0) -> list[Message]:
@@ -129,6 +157,19 @@ class ClusterSession:
 
         _name, host = self.cluster._route(self.id)
         reply = ray.get(host.history.remote(self.id, self.agent, timeout), timeout=timeout + 5)
+        messages: list[Message] = _unpack(reply, None, list[Message])
+        return messages
+
+    async def ahistory(self, timeout: float = 10.0) -> list[Message]:
+        """:meth:`history`, awaited."""
+        import asyncio
+
+        _name, host = self.cluster._route(self.id)
+        ref = host.history.remote(self.id, self.agent, timeout)
+        try:
+            reply = await asyncio.wait_for(ref, timeout + 5)
+        except TimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
         messages: list[Message] = _unpack(reply, None, list[Message])
         return messages
 
@@ -374,10 +415,19 @@ class ClusterRuntime:
         run_id: str = _unpack(reply, None, str)
         return run_id
 
+    def _resume(
+        self, session_id: str, agent: str, document: str, deadline: float | None
+    ) -> ClusterRunFuture:
+        if self._stopped:
+            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+        name, host = self._route(session_id)
+        ref = host.resume.remote(session_id, agent, document, deadline)
+        return ClusterRunFuture(self, session_id, agent, new_run_id(), name, ref, None)
+
     def _after_host_failed(self, future: ClusterRunFuture, timeout: float | None) -> RunResult:
         with self._lock:
             self._down[future.host] = time.monotonic() + _DOWN_SECONDS
-        if future.agent not in self._durable:
+        if future.agent not in self._durable or future.sent is None:
             raise AgentError("SESSION_CRASHED", f"host {future.host} died", future.run_id)
         # Journaled, the run is resumed by the host the session routes to now; not journaled
         # yet, nothing of it was kept, and it is sent there again under the same id.
@@ -389,6 +439,7 @@ class ClusterRuntime:
         import ray
 
         name, host = self._route(future.session_id)
+        assert future.sent is not None
         input, deadline = future.sent
         again = host.run.remote(future.session_id, future.agent, input, deadline, future.run_id)
         try:

@@ -68,7 +68,7 @@ async def _json_body(request: Any) -> Any:
 
 
 async def answer_approval(
-    runtime: Runtime, session_id: str, request: Any, timeout: float
+    runtime: Runtime, runs: RunLog, session_id: str, request: Any, timeout: float
 ) -> dict[str, Any]:
     """Approve or deny (body ``{"approved": bool}``) what ``session_id`` waits for.
 
@@ -87,8 +87,12 @@ async def answer_approval(
     if approval_of(info) is None or info.agent is None:
         raise PraxoError("SESSION_NOT_INTERRUPTED", f"{session_id!r} waits for no approval")
     handle = runtime.session(session_id, agent=info.agent)
-    future = await asyncio.to_thread(handle.resume, approved, None, timeout)
-    return {"session_id": session_id, "run_id": future.run_id, "approved": approved}
+    # The run it resumes, as the observer's log has it (the resume's future learns the id on
+    # the loop, later).
+    waiting = runs.runs(status="interrupted", session_id=session_id, limit=1)
+    run_id = waiting[0]["run_id"] if waiting else None
+    await asyncio.to_thread(handle.resume, approved, None, timeout)
+    return {"session_id": session_id, "run_id": run_id, "approved": approved}
 
 
 async def stop_session(

@@ -199,7 +199,7 @@ def observer_app(
     async def answer(request: Request) -> Response:
         sid = request.path_params["session_id"]
         try:
-            return json_response(await answer_approval(runtime, sid, request, timeout))
+            return json_response(await answer_approval(runtime, runs, sid, request, timeout))
         except PraxoError as exc:
             return error_response(exc)
 

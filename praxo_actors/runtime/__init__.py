@@ -11,8 +11,10 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.runtime._agent_session import AgentSession, AwaitableRun
 from praxo_actors.runtime._agent_tool import agent_tool
 from praxo_actors.runtime._clock import RuntimeClock
+from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions
 from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._inspect import SessionInfo
 from praxo_actors.runtime._restore import read_session
@@ -23,6 +25,8 @@ from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
 from praxo_actors.runtime._stream import RunStream
 
 __all__ = [
+    "AgentSession",
+    "AwaitableRun",
     "EventStream",
     "Events",
     "JsonLinesSink",
@@ -32,6 +36,8 @@ __all__ = [
     "RunStream",
     "Runtime",
     "RuntimeClock",
+    "RuntimeConfig",
+    "RuntimeOptions",
     "RuntimeStatistics",
     "Scheduler",
     "SchedulerClosedError",

@@ -1,23 +1,28 @@
-"""The runtime's settings, checked once at start."""
+"""The runtime's settings, checked once at start: one dataclass and the keywords that mirror it."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.runtime._clock import RuntimeClock
 
-__all__ = ["RuntimeConfig"]
+__all__ = ["RuntimeConfig", "RuntimeOptions", "config_from"]
 
 OnBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
 
 
 @dataclass(frozen=True, slots=True)
 class RuntimeConfig:
-    """What :meth:`~praxo_actors.runtime.Runtime.start` was given (see its docstring)."""
+    """The runtime's settings: give one as ``Runtime.start(config=...)`` (or ``astart``,
+    ``open``), or its fields as keywords. Each field is described in :meth:`Runtime.start`.
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad value.
+    """
 
     max_live_sessions: int = 100_000
     max_queue: int = 100
@@ -72,6 +77,46 @@ class RuntimeConfig:
         if "session" not in types:
             raise _bad("allowed_types must admit 'session' to restore anything")
         object.__setattr__(self, "allowed_types", frozenset(types))
+
+
+class RuntimeOptions(TypedDict, total=False):
+    """The fields of :class:`RuntimeConfig` as keywords of ``start``, ``astart`` and ``open``."""
+
+    max_live_sessions: int
+    max_queue: int
+    on_busy: OnBusy
+    idle_timeout: float | None
+    checkpoint_key: bytes | None
+    allowed_types: frozenset[str]
+    scheduler_threads: int | None
+    io_threads: int
+    delivery_threads: int
+    subscriber_timeout: float
+    timeout: float
+    clock: RuntimeClock | None
+    resume: bool
+    tracer_provider: Any
+    meter_provider: Any
+    versions_kept: int
+
+
+def config_from(config: RuntimeConfig | None, options: RuntimeOptions) -> RuntimeConfig:
+    """Return the settings given as ``config=`` or as keywords (not both).
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_CONFIG`` for both, a ``config`` that is not a
+            :class:`RuntimeConfig`, an unknown keyword or a bad value.
+    """
+    if config is not None:
+        if not isinstance(config, RuntimeConfig):
+            raise _bad("config must be a RuntimeConfig")
+        if options:
+            raise _bad(f"give config= or keywords, not both (got {', '.join(sorted(options))})")
+        return config
+    unknown = sorted(set(options) - set(RuntimeConfig.__dataclass_fields__))
+    if unknown:
+        raise _bad(f"unknown runtime option(s): {', '.join(unknown)}")
+    return RuntimeConfig(**options)
 
 
 def _bad(message: str) -> PraxoError:

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors._errors import JSONError, PraxoError
-from praxo_actors.actors import MNFuture, check_not_blocking
+from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import _submit
 from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
-from praxo_actors.runtime._inspect import pending_run_id
+from praxo_actors.runtime._on_loop import acall
 from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
@@ -28,7 +28,7 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._restore import revive
 from praxo_actors.runtime._results import run_result
-from praxo_actors.runtime._router import _fail
+from praxo_actors.runtime._router import Router, _fail
 from praxo_actors.runtime._run_future import RunFuture
 from praxo_actors.runtime._stream import RunStream
 
@@ -144,61 +144,70 @@ class SessionHandle:
         resume: str | None,
         journal: bool = False,
     ) -> RunFuture:
-        deadline_ns = None
-        if deadline is not None:
-            if (
-                isinstance(deadline, bool)
-                or not isinstance(deadline, int | float)
-                or not math.isfinite(deadline)
-                or deadline < 0
-            ):
-                raise PraxoError(
-                    "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
-                )
-            deadline_ns = self._runtime._host.clock.monotonic_ns() + int(deadline * 1e9)
+        deadline_ns = _deadline_ns(deadline, self._runtime._host.clock.monotonic_ns)
         runtime = self._runtime
-        host, router = runtime._host, runtime._router
         future = RunFuture(run_id, self.id, runtime._cancel)
-        posted = not runtime._stopped and host.post(
-            router.submit, future, self.agent, input, deadline_ns, resume, journal
+        return self._post(
+            future, runtime._router.submit, future, self.agent, input, deadline_ns, resume, journal
         )
-        if not posted:
+
+    def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
+        """Post ``fn(*args)`` to the router, which settles ``future`` (failed at once if the
+        runtime has stopped)."""
+        runtime = self._runtime
+        host = runtime._host
+        if runtime._stopped or not host.post(fn, *args):
             _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
         host.run_now()  # from a coroutine on the loop: start the run in this same step
         return future
 
-    def resume(self, value: Any, deadline: float | None = None, timeout: float = 5.0) -> RunFuture:
+    def resume(
+        self, value: Any, deadline: float | None = None, timeout: float | None = None
+    ) -> RunFuture:
         """Go on with the session's interrupted run; ``value`` answers what it asked.
 
-        For a tool's ``Interrupt``, ``value`` (JSON) becomes that call's result; for an approval,
-        ``True``, ``False`` or ``{"approved": True, "arguments": {...}}``. The future is the
-        same run's (same ``run_id``). It fails with ``SESSION_NOT_INTERRUPTED`` when no run is
-        pending, ``AGENT_INVALID_RESUME`` for a value the run cannot take (the run stays
-        interrupted: resume it again with a value it takes).
+        It returns the run's future at once, from any thread (the runtime's loop included): the
+        runtime's loop finds the interrupted run when the resume arrives, and runs given to the
+        session after this call wait behind it. For a tool's ``Interrupt``, ``value`` (JSON)
+        becomes that call's result; for an approval, ``True``, ``False`` or
+        ``{"approved": True, "arguments": {...}}``. The future is the same run's: its
+        ``run_id`` becomes the interrupted run's once the loop has found it (before the future
+        settles), and its result's ``run_id`` is that run's. It fails with
+        ``SESSION_NOT_INTERRUPTED`` when no run is pending, ``AGENT_INVALID_RESUME`` for a
+        value the run cannot take (the run stays interrupted: resume it again with a value it
+        takes), ``RUNTIME_TIMEOUT`` when the interrupted run is not found within ``timeout``.
 
         Of concurrent resumes of one run (a double click), exactly one resumes it; each other
         fails at once with ``SESSION_NOT_INTERRUPTED``, each caller on its own future.
 
+        Args:
+            value: The answer (JSON).
+            deadline: Seconds from now, for the resumed run (as :meth:`run`'s).
+            timeout: Seconds the loop may take to find the interrupted run (None: the
+                runtime's ``timeout``).
+
         Raises:
-            PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON; as :meth:`run`;
-                ``RUNTIME_TIMEOUT`` / ``RUNTIME_BLOCKING_CALL`` finding the pending run
-                (``timeout`` bounds that; on the runtime's loop use :meth:`aresume`).
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON, a bad deadline
+                or timeout.
         """
         document = _resume_document(value)
-        check_not_blocking("SessionHandle.resume()")
-        run_id = pending_run_id(self._runtime, self.id, timeout)
-        return self._submit(run_id or new_run_id(), "", deadline, document)
+        deadline_ns = _deadline_ns(deadline, self._runtime._host.clock.monotonic_ns)
+        if timeout is not None and not _positive(timeout):
+            raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a positive number")
+        runtime = self._runtime
+        future = RunFuture(new_run_id(), self.id, runtime._cancel)
+        resume = runtime._router.resume
+        return self._post(future, resume, future, self.agent, deadline_ns, document, timeout)
 
     async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
         """:meth:`resume`, awaited: its result (safe on the runtime's own loop).
 
+        Cancelling the awaiting task cancels the resumed run, as for :meth:`arun`.
+
         Raises:
             PraxoError: As :meth:`resume` and its future.
         """
-        document = _resume_document(value)
-        runtime = self._runtime
-        run_id = await asyncio.to_thread(pending_run_id, runtime, self.id, runtime._config.timeout)
-        return await self._submit(run_id or new_run_id(), "", deadline, document)
+        return await self._outcome(self.resume(value, deadline))
 
     async def arun(self, input: str, deadline: float | None = None) -> RunResult:
         """Run ``input`` and return its result: a coroutine, for ``create_task``, ``wait_for``...
@@ -209,7 +218,10 @@ class SessionHandle:
         Raises:
             PraxoError: As :meth:`run` and its future.
         """
-        future = self.run(input, deadline)
+        return await self._outcome(self.run(input, deadline))
+
+    async def _outcome(self, future: RunFuture) -> RunResult:
+        """Await a run's future; cancelling the awaiting task cancels the run at once."""
         try:
             return await future
         except asyncio.CancelledError:
@@ -307,13 +319,26 @@ class SessionHandle:
         Its committed messages stay in its checkpoint. Return False if it was not live.
 
         Raises:
-            PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``.
+            PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``;
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`astop`).
         """
         return self._stop_with(self._runtime._router.stop_session, timeout)
 
     def passivate(self, timeout: float = 5.0) -> bool:
-        """Stop the session if it is idle (its state stays in its checkpoint); return success."""
+        """Stop the session if it is idle (its state stays in its checkpoint); return success.
+
+        Raises:
+            PraxoError: As :meth:`stop` (on the runtime's loop, use :meth:`apassivate`).
+        """
         return self._stop_with(self._runtime._router.passivate, timeout)
+
+    async def astop(self, timeout: float = 5.0) -> bool:
+        """:meth:`stop`, awaited (safe on the runtime's own loop)."""
+        return await self._astop_with(self._runtime._router.stop_session, timeout)
+
+    async def apassivate(self, timeout: float = 5.0) -> bool:
+        """:meth:`passivate`, awaited (safe on the runtime's own loop)."""
+        return await self._astop_with(self._runtime._router.passivate, timeout)
 
     def _stop_with(self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float) -> bool:
         runtime = self._runtime
@@ -329,10 +354,43 @@ class SessionHandle:
             raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
         return True
 
+    async def _astop_with(
+        self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float
+    ) -> bool:
+        runtime = self._runtime
+        try:
+            async with asyncio.timeout(timeout):
+                if await self._ready() is None:
+                    return False
+                ref = await acall(runtime._host, how, self.id, timeout=timeout)
+                if ref is None:
+                    return False
+                # Pykka says an actor has stopped only through a threading.Event.
+                stopped = await in_thread(lambda: ref.actor_stopped.wait(timeout))
+        except TimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", f"session not stopped within {timeout} s") from None
+        if not stopped:
+            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+        return True
+
     @property
     def live(self) -> bool:
-        """Whether an actor hosts (or is being started to host) this session now."""
-        return self.id in self._runtime._router.live
+        """Whether an actor hosts (or is being started to host) this session now.
+
+        The runtime's loop answers (off it, this waits for it, bounded by the runtime's
+        ``timeout``); False once the runtime has stopped.
+        """
+        runtime = self._runtime
+        if runtime._stopped:
+            return False
+        try:
+            return runtime._call(
+                _is_live, runtime._router, self.id, timeout=runtime._config.timeout
+            )
+        except PraxoError as exc:
+            if exc.code == "RUNTIME_STOPPED":
+                return False
+            raise
 
     def crash_for_testing(self, reason: str = "crash requested") -> None:
         """Make the session actor fail as if its code raised (a test hook for crash recovery)."""
@@ -389,6 +447,35 @@ class SessionHandle:
     async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
         return await _submit.aresult(self, run_id, timeout)
+
+
+def _is_live(router: Router, session_id: str) -> bool:
+    return session_id in router.live
+
+
+def _positive(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _deadline_ns(deadline: float | None, now_ns: Callable[[], int]) -> int | None:
+    """A deadline in seconds from now on the runtime's clock, in ns (``RUNTIME_INVALID_INPUT``)."""
+    if deadline is None:
+        return None
+    if (
+        isinstance(deadline, bool)
+        or not isinstance(deadline, int | float)
+        or not math.isfinite(deadline)
+        or deadline < 0
+    ):
+        raise PraxoError(
+            "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
+        )
+    return now_ns() + int(deadline * 1e9)
 
 
 def _resume_document(value: Any) -> str:

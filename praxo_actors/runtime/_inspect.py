@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._restore import revive
@@ -17,7 +17,15 @@ from praxo_actors.runtime._restore import revive
 if TYPE_CHECKING:
     from praxo_actors.runtime._runtime import Runtime
 
-__all__ = ["SessionInfo", "SessionState", "inspect_session", "list_sessions", "pending_run_id"]
+__all__ = [
+    "SessionInfo",
+    "SessionState",
+    "check_session_id",
+    "find",
+    "interrupted_run",
+    "list_sessions",
+    "list_states",
+]
 
 SessionState = Literal["live", "activating", "passivated", "unknown"]
 _STATES = ("live", "activating", "passivated", "unknown")
@@ -43,19 +51,15 @@ class SessionInfo(msgspec.Struct, frozen=True):
     last_active_s: float | None = None
 
 
-def _left(end: float) -> float:
-    return max(0.0, end - time.monotonic())
-
-
 Found = tuple[SessionInfo, str | None]  # and the id of its interrupted run, if any
 
 
-def _stored(runtime: Runtime, ids: list[str], end: float) -> list[Found]:
+async def _stored(runtime: Runtime, ids: list[str]) -> list[Found]:
     if not ids:
         return []
     try:
         future = runtime._host.store_ref.ask(encode(LoadSessions(ids)), block=False)
-        reply = decode(future.get(timeout=_left(end)))
+        reply = decode(await future)
     except pykka.ActorDeadError:
         raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
     if not isinstance(reply, Sessions):
@@ -89,7 +93,7 @@ def _stored(runtime: Runtime, ids: list[str], end: float) -> list[Found]:
     return out
 
 
-def _live(runtime: Runtime, rows: list[tuple[str, Any, float, int]], end: float) -> list[Found]:
+async def _live(rows: list[tuple[str, Any, float, int]]) -> list[Found]:
     asks = []
     for sid, ref, idle, pending in rows:
         future = None
@@ -104,7 +108,7 @@ def _live(runtime: Runtime, rows: list[tuple[str, Any, float, int]], end: float)
         info = None
         if future is not None:
             try:
-                reply = decode(future.get(timeout=_left(end)))
+                reply = decode(await future)
                 info = reply if isinstance(reply, Info) else None
             except pykka.ActorDeadError:
                 info = None
@@ -126,52 +130,57 @@ def _live(runtime: Runtime, rows: list[tuple[str, Any, float, int]], end: float)
     return out
 
 
-def inspect_session(runtime: Runtime, session_id: str, timeout: float) -> SessionInfo:
-    """See :meth:`Runtime.inspect`."""
-    return _inspect(runtime, session_id, timeout)[0]
-
-
-def _inspect(runtime: Runtime, session_id: str, timeout: float) -> Found:
+def check_session_id(session_id: object) -> None:
+    """Refuse a session id that is not a non-empty str (``RUNTIME_INVALID_INPUT``)."""
     if not isinstance(session_id, str) or not session_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+
+
+async def find(runtime: Runtime, session_id: str) -> Found:
+    """Describe one session and name its interrupted run (on the runtime's loop thread)."""
     _check_running(runtime)
-    end = time.monotonic() + timeout
-    try:
-        rows = runtime._call(runtime._router.describe, [session_id], 1, timeout=timeout)
-        if rows:
-            return _live(runtime, rows, end)[0]
-        return _stored(runtime, [session_id], end)[0]
-    except pykka.Timeout:
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+    rows = runtime._router.describe([session_id], 1)
+    if rows:
+        return (await _live(rows))[0]
+    return (await _stored(runtime, [session_id]))[0]
 
 
-def list_sessions(
-    runtime: Runtime, state: str | None, limit: int, timeout: float
-) -> list[SessionInfo]:
-    """See :meth:`Runtime.sessions`."""
+async def interrupted_run(runtime: Runtime, session_id: str) -> str | None:
+    """Return the id of the session's interrupted run, None if it has none (on the loop).
+
+    A session still activating is asked once it is live, so that its restored log answers.
+    """
+    router = runtime._router
+    if session_id in router.live:
+        ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
+        router.when_ready(session_id, ready.set)
+        await ready
+    return (await find(runtime, session_id))[1]
+
+
+def list_states(state: str | None, limit: int) -> None:
+    """Refuse a bad ``state`` or ``limit`` of :meth:`Runtime.sessions`."""
     if state is not None and state not in _STATES:
         raise PraxoError("RUNTIME_INVALID_INPUT", f"state must be one of {_STATES} or None")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise PraxoError("RUNTIME_INVALID_INPUT", "limit must be an int >= 0")
+
+
+async def list_sessions(runtime: Runtime, state: str | None, limit: int) -> list[SessionInfo]:
+    """See :meth:`Runtime.sessions` (on the runtime's loop thread)."""
     _check_running(runtime)
-    end = time.monotonic() + timeout
     out: list[SessionInfo] = []
-    try:
-        if state in (None, "live", "activating"):
-            rows = runtime._call(runtime._router.describe, None, limit, timeout=timeout)
-            out = [i for i, _ in _live(runtime, rows, end) if state is None or i.state == state]
-        if state in (None, "passivated") and len(out) < limit:
-            live = {i.id for i in out} | set(runtime._router.live)
-            ids = [sid for sid in _stored_ids(runtime.store) if sid not in live]
-            out.extend(i for i, _ in _stored(runtime, ids[: limit - len(out)], end))
-    except pykka.Timeout:
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+    router = runtime._router
+    if state in (None, "live", "activating"):
+        rows = router.describe(None, limit)
+        out = [i for i, _ in await _live(rows) if state is None or i.state == state]
+    if state in (None, "passivated") and len(out) < limit:
+        # Read off the loop: a store's search may block (SQLite).
+        stored = await in_thread(lambda: _stored_ids(runtime.store))
+        live = {i.id for i in out} | set(router.live)
+        ids = [sid for sid in stored if sid not in live]
+        out.extend(i for i, _ in await _stored(runtime, ids[: limit - len(out)]))
     return out[:limit]
-
-
-def pending_run_id(runtime: Runtime, session_id: str, timeout: float) -> str | None:
-    """Return the id of the session's interrupted run (None: there is none)."""
-    return _inspect(runtime, session_id, timeout)[1]
 
 
 def _check_running(runtime: Runtime) -> None:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pykka
 
@@ -35,16 +36,36 @@ class Resumer:
             PraxoError: ``RUNTIME_STOPPED``, ``RUNTIME_TIMEOUT`` or ``STORE_FAILED``.
         """
         try:
-            reply = self.host.store_ref.ask(encode(LoadPending()), block=False)
-            decoded = decode(reply.get(timeout=self.timeout))
-        except pykka.ActorDeadError:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+            reply = self._ask().get(timeout=self.timeout)
         except pykka.Timeout:
             raise PraxoError("RUNTIME_TIMEOUT", "the store did not answer") from None
-        except PraxoError:
-            raise
         except Exception as exc:
-            raise PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}") from None
+            raise _store_error(exc) from None
+        return self._plan_of(reply)
+
+    async def apending(self) -> dict[str, list[str]]:
+        """:meth:`pending`, awaited."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                reply = await self._ask()
+        except TimeoutError:
+            raise PraxoError("RUNTIME_TIMEOUT", "the store did not answer") from None
+        except Exception as exc:
+            raise _store_error(exc) from None
+        return self._plan_of(reply)
+
+    def _ask(self) -> pykka.Future[Any]:
+        try:
+            future: pykka.Future[Any] = self.host.store_ref.ask(encode(LoadPending()), block=False)
+        except pykka.ActorDeadError:
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        return future
+
+    def _plan_of(self, reply: Any) -> dict[str, list[str]]:
+        try:
+            decoded = decode(reply)
+        except Exception as exc:
+            raise _store_error(exc) from None
         if not isinstance(decoded, Pending):
             raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
         plan: dict[str, list[str]] = {}
@@ -79,8 +100,23 @@ class Resumer:
 
     def resume_pending(self) -> int:
         """Restore every session with a journaled run of a registered agent; return how many."""
-        plan = self.pending()
+        return self._wake_registered(self.pending())
+
+    async def aresume_pending(self) -> int:
+        """:meth:`resume_pending`, awaited."""
+        return self._wake_registered(await self.apending())
+
+    def _wake_registered(self, plan: dict[str, list[str]]) -> int:
         sessions = [sid for name, ids in plan.items() if name in self.agents for sid in ids]
         if sessions:
             self.wake(sessions)
         return len(sessions)
+
+
+def _store_error(exc: Exception) -> PraxoError:
+    """The code a failed read of the pending runs gives its caller."""
+    if isinstance(exc, PraxoError):
+        return exc
+    if isinstance(exc, pykka.ActorDeadError):
+        return PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+    return PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}")

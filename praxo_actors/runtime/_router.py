@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._activation import Activator
     from praxo_actors.runtime._agents import Agents
     from praxo_actors.runtime._events import EventRouter
+    from praxo_actors.runtime._finder import ResumeFinder
 
 __all__ = ["Router", "RuntimeStatistics"]
 
@@ -160,6 +161,7 @@ class Router(Resumption):
         self.versions = StoppedVersions(versions_kept)
         self.counters = _Counters()
         self.stopping = False
+        self.finder: ResumeFinder = None  # type: ignore[assignment]  # set by the runtime
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -180,6 +182,9 @@ class Router(Resumption):
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:
             self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            return
+        if self.finder.holds(session_id):  # behind a resume whose run is being found
+            self.finder.hold(future, agent, input, deadline_ns, resume)
             return
         if run_id in self.pending:  # a resume of a run that is not waiting for one (yet)
             self.resume_pending_run(future, agent, input, deadline_ns, resume)
@@ -246,6 +251,24 @@ class Router(Resumption):
         else:
             self._send(entry.ref, run_id, message)
 
+    def resume(
+        self,
+        future: RunFuture,
+        agent: str,
+        deadline_ns: int | None,
+        resume: str,
+        timeout: float | None = None,
+    ) -> None:
+        """Admit a resume once the run it goes on with is found (see ResumeFinder)."""
+        if self.stopping:
+            self._refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            return
+        self.finder.find(future, agent, deadline_ns, resume, timeout)
+
+    def refuse(self, future: RunFuture, error: PraxoError) -> None:
+        """Fail a run that was never admitted (it counts as refused)."""
+        self._refuse(future, error)
+
     def _refuse(self, future: RunFuture, error: PraxoError) -> None:
         self.counters.runs_refused += 1
         _fail(future, error)
@@ -256,8 +279,11 @@ class Router(Resumption):
 
         Return False if the run is no longer pending (or its result is being stored).
         """
+        run_id = self.finder.alias(run_id)
         future = self.pending.get(run_id)
-        if future is None or run_id in self.results:
+        if future is None:
+            return self.finder.cancel(run_id)
+        if run_id in self.results:
             return False
         entry = self.live.get(future.session_id)
         if entry is None:
@@ -525,6 +551,7 @@ class Router(Resumption):
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""
         self.stopping = True
+        self.finder.stop()
         for run_id in list(self.pending):
             self.failed(run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id))
 

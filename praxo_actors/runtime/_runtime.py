@@ -31,7 +31,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import pykka
 
@@ -48,18 +48,26 @@ from praxo_actors.actors import (
 from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
-from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._activation import Activator
 from praxo_actors.runtime._agent_tool import track
 from praxo_actors.runtime._agents import Agents
-from praxo_actors.runtime._clock import LoopClock, RuntimeClock, Timer
-from praxo_actors.runtime._config import OnBusy, RuntimeConfig
+from praxo_actors.runtime._clock import LoopClock, Timer
+from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._events import EventRouter
+from praxo_actors.runtime._finder import ResumeFinder
 from praxo_actors.runtime._handle import Events, SessionHandle, check_text
 from praxo_actors.runtime._host import SessionHost
-from praxo_actors.runtime._inspect import SessionInfo, inspect_session, list_sessions
+from praxo_actors.runtime._inspect import (
+    SessionInfo,
+    check_session_id,
+    find,
+    interrupted_run,
+    list_sessions,
+    list_states,
+)
 from praxo_actors.runtime._lease import lease
+from praxo_actors.runtime._on_loop import acall, arun_on_loop, run_on_loop
 from praxo_actors.runtime._resume import Resumer
 from praxo_actors.runtime._router import Router, RuntimeStatistics
 from praxo_actors.runtime._shutdown import shutdown_in_order
@@ -113,22 +121,8 @@ class Runtime:
         cls,
         store: str | Path | Store | None = None,
         *,
-        max_live_sessions: int = 100_000,
-        max_queue: int = 100,
-        on_busy: OnBusy = "enqueue",
-        idle_timeout: float | None = 300.0,
-        checkpoint_key: bytes | None = None,
-        allowed_types: frozenset[str] = DEFAULT_CHECKPOINT_TYPES,
-        scheduler_threads: int | None = None,
-        io_threads: int = 256,
-        delivery_threads: int = 4,
-        subscriber_timeout: float = 5.0,
-        timeout: float = 10.0,
-        clock: RuntimeClock | None = None,
-        resume: bool = False,
-        tracer_provider: Any = None,
-        meter_provider: Any = None,
-        versions_kept: int = 100_000,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
     ) -> Runtime:
         """Start the runtime and its supervision tree, with an event loop thread of its own.
 
@@ -138,6 +132,8 @@ class Runtime:
         Args:
             store: None for an ``InMemoryStore``; a path for a ``SQLiteStore`` (owned and closed
                 by the runtime); or a store object (left open).
+            config: A :class:`RuntimeConfig` holding the settings below (instead of them as
+                keywords: give one or the other).
             max_live_sessions: Live sessions beyond which the least recently used idle one is
                 passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
             max_queue: Runs pending per session beyond the running one
@@ -186,24 +182,7 @@ class Runtime:
                 ``STORE_CORRUPT`` when ``store`` is the path of a file that is not a sound
                 store database; ``STORE_FAILED`` when that file cannot be opened or locked.
         """
-        config = RuntimeConfig(
-            max_live_sessions=max_live_sessions,
-            max_queue=max_queue,
-            on_busy=on_busy,
-            idle_timeout=idle_timeout,
-            checkpoint_key=checkpoint_key,
-            allowed_types=allowed_types,
-            scheduler_threads=scheduler_threads,
-            io_threads=io_threads,
-            delivery_threads=delivery_threads,
-            subscriber_timeout=subscriber_timeout,
-            timeout=timeout,
-            clock=clock,
-            resume=resume,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            versions_kept=versions_kept,
-        )
+        config = config_from(config, options)
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
         thread.start()
@@ -223,15 +202,22 @@ class Runtime:
         return self
 
     @classmethod
-    async def astart(cls, store: str | Path | Store | None = None, **options: Any) -> Runtime:
+    async def astart(
+        cls,
+        store: str | Path | Store | None = None,
+        *,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
+    ) -> Runtime:
         """Start the runtime on the running event loop (it owns no loop thread); see :meth:`start`.
 
-        Stop it with ``await runtime.astop()`` on the same loop (or use :meth:`open`).
+        It takes the same settings as :meth:`start`. Stop it with ``await runtime.astop()`` on
+        the same loop (or use :meth:`open`).
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments.
+            PraxoError: As :meth:`start`.
         """
-        config = RuntimeConfig(**options)
+        config = config_from(config, options)
         loop = asyncio.get_running_loop()
         self = cls._create(config, store, loop, threading.get_ident(), None)
         forbid_blocking(1)
@@ -246,10 +232,17 @@ class Runtime:
     @classmethod
     @contextlib.asynccontextmanager
     async def open(
-        cls, store: str | Path | Store | None = None, **options: Any
+        cls,
+        store: str | Path | Store | None = None,
+        *,
+        config: RuntimeConfig | None = None,
+        **options: Unpack[RuntimeOptions],
     ) -> AsyncIterator[Runtime]:
-        """``async with Runtime.open(...) as runtime``: :meth:`astart`, then :meth:`astop`."""
-        runtime = await cls.astart(store, **options)
+        """``async with Runtime.open(...) as runtime``: :meth:`astart`, then :meth:`astop`.
+
+        It takes the same settings as :meth:`start`.
+        """
+        runtime = await cls.astart(store, config=config_from(config, options))
         try:
             yield runtime
         finally:
@@ -325,6 +318,9 @@ class Runtime:
         )
         scheduler = self._loop_scheduler if n is None else self._thread_scheduler
         router.activator = Activator(host, scheduler, self.registry, config.timeout, clock)
+        router.finder = ResumeFinder(
+            router, functools.partial(interrupted_run, self), config.timeout
+        )
         self._resumer = Resumer(host, self._agents, config.timeout)
         track(self)
         return self
@@ -394,12 +390,15 @@ class Runtime:
     def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).
 
+        The runtime's loop answers (its router owns what is live), within ``timeout``.
+
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT``, ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, or
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ainspect`).
         """
+        check_session_id(session_id)
         check_not_blocking("Runtime.inspect()")
-        return inspect_session(self, session_id, timeout)
+        return run_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     def sessions(
         self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
@@ -410,18 +409,24 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad state or limit; as :meth:`inspect`.
         """
+        list_states(state, limit)
         check_not_blocking("Runtime.sessions()")
-        return list_sessions(self, state, limit, timeout)
+        return run_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
 
     async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
-        return await asyncio.to_thread(inspect_session, self, session_id, timeout)
+        check_session_id(session_id)
+        return await arun_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     async def asessions(
         self, state: str | None = None, limit: int = 1000, timeout: float = 5.0
     ) -> list[SessionInfo]:
         """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
-        return await asyncio.to_thread(list_sessions, self, state, limit, timeout)
+        list_states(state, limit)
+        return await arun_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
+
+    async def _info(self, session_id: str) -> SessionInfo:
+        return (await find(self, session_id))[0]
 
     def resume_pending(self) -> int:
         """Restore every session whose durable run a previous process left journaled.
@@ -432,10 +437,15 @@ class Runtime:
 
         Raises:
             PraxoError: ``RUNTIME_STOPPED``, ``RUNTIME_TIMEOUT``, ``STORE_FAILED``, or
-                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread.
+                ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use
+                :meth:`aresume_pending`).
         """
         check_not_blocking("resume_pending()")
         return self._resumer.resume_pending()
+
+    async def aresume_pending(self) -> int:
+        """:meth:`resume_pending`, awaited (safe on the runtime's own loop)."""
+        return await self._resumer.aresume_pending()
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
@@ -478,10 +488,23 @@ class Runtime:
     # -- statistics and shutdown -----------------------------------------------------------
 
     def statistics(self) -> RuntimeStatistics:
-        """Return a snapshot of the runtime's counters (the session and run counts agree)."""
+        """Return a snapshot of the runtime's counters (the session and run counts agree).
+
+        Off the runtime's loop this waits for the loop's answer (bounded by the runtime's
+        ``timeout``); on it, it reads them directly.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT``.
+        """
         if self._stopped and not self._loop.is_running():
             return self._router.statistics()
         return self._call(self._router.statistics, timeout=self._config.timeout)
+
+    async def astatistics(self) -> RuntimeStatistics:
+        """:meth:`statistics`, awaited (it never blocks the caller's loop)."""
+        if self._stopped and not self._loop.is_running():
+            return self._router.statistics()
+        return await acall(self._host, self._router.statistics, timeout=self._config.timeout)
 
     def stop(self) -> None:
         """Stop the tree in reverse order (sessions, store, bus) and every runtime thread.

@@ -31,3 +31,17 @@ async def _work(args: dict[str, Any]) -> str:
 
 def slow() -> AgentOptions:
     return new_agent_options(_slow, tools=[Tool("work", "", {}, _work)])
+
+
+def _mailing(request: Request) -> Response:
+    if request.step == 1:
+        return Response(message_assistant("", [ToolCall("send", {"to": "ada"}, id="c1")]))
+    return Response(message_assistant(f"result: {request.messages[-1].content}"))
+
+
+def approving() -> AgentOptions:
+    """An agent whose ``send`` tool waits for a person's approval."""
+    from praxo_actors.middleware import require_approval
+
+    tool = Tool("send", "", {}, lambda args: f"sent to {args['to']}")
+    return new_agent_options(_mailing, tools=[tool], approval=require_approval(["send"]))

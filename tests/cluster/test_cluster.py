@@ -170,3 +170,37 @@ def test_submit_poll_and_a_runs_stream_cross_hosts(ray_cluster: Any, cluster_sto
         assert info.value.code == "RUNTIME_UNKNOWN_RUN"
     finally:
         cluster.stop()
+
+
+def test_an_approval_resumes_on_the_cluster(ray_cluster: Any, cluster_store: Any) -> None:
+    """Run, interrupted for approval, resume(True), completed: through the session's host."""
+    import asyncio
+
+    from praxo_actors.runtime import AgentSession
+
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None)
+    try:
+        cluster.register_agent("mailer", "cluster_agents:approving")
+        session = cluster.session("ops-1", agent="mailer")
+        assert isinstance(session, AgentSession)
+        stopped = session.run("mail ada").get(timeout=TIMEOUT)
+        assert stopped.status == "interrupted" and stopped.interrupt is not None
+        resumed = session.resume(True)
+        done = resumed.get(timeout=TIMEOUT)
+        assert done.status == "completed" and done.output == 'result: "sent to ada"'
+        assert done.run_id == stopped.run_id == resumed.run_id
+        with pytest.raises(AgentError) as info:
+            session.resume(True).get(timeout=TIMEOUT)
+        assert info.value.code == "SESSION_NOT_INTERRUPTED"
+        with pytest.raises(PraxoError) as bad:
+            session.resume({1, 2})
+        assert bad.value.code == "RUNTIME_INVALID_INPUT"
+        history = asyncio.run(asyncio.wait_for(session.ahistory(TIMEOUT), TIMEOUT))
+        assert [m.content for m in history][-1] == 'result: "sent to ada"'
+        again = session.run("mail ada again").get(timeout=TIMEOUT)
+        assert again.status == "interrupted"
+        finished = asyncio.run(asyncio.wait_for(session.aresume(True), TIMEOUT))
+        assert finished.run_id == again.run_id and finished.status == "completed"
+    finally:
+        cluster.stop()

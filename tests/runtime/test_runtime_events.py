@@ -323,14 +323,18 @@ def test_stream_ends_when_the_runtime_stops(runtime: Start) -> None:
 
     async def main() -> list[str]:
         types: list[str] = []
+        completed = asyncio.Event()
 
         async def consume(events: EventStream) -> None:
             async with events:
                 async for event in events:
                     types.append(event.type)
+                    if event.type == "run.completed":
+                        completed.set()
 
         task = asyncio.ensure_future(consume(rt.events.stream()))
         await rt.session("s1").run("hi")
+        await asyncio.wait_for(completed.wait(), TIMEOUT)  # events come after the run's result
         await asyncio.get_running_loop().run_in_executor(None, rt.stop)
         await asyncio.wait_for(task, TIMEOUT)
         return types

@@ -123,6 +123,10 @@ def test_a_reader_that_falls_behind_loses_the_newest_events_not_the_end(runtime:
     async def main() -> tuple[list[str], int, str]:
         stream = rt.session("s").astream("hi", buffer=4)
         result = await stream.result()  # the run ends though nobody reads
+        # Events reach the stream from the bus, after the result: read once the last is in.
+        async with asyncio.timeout(30):
+            while not stream._terminal:
+                await asyncio.sleep(0)
         types = [event.type async for event in stream]
         return types, stream.dropped, result.output
 

@@ -101,3 +101,64 @@ def test_mypy_sees_tool_decorators_as_tools(tmp_path: Path) -> None:
     args = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy")]
     out, err, status = api.run([*args, str(tmp_path / "tools.py")])
     assert status == 0, out + err
+
+
+SESSIONS = textwrap.dedent(
+    """
+    from praxo_actors.cluster import ClusterRunFuture, ClusterSession
+    from praxo_actors.models import RunResult
+    from praxo_actors.runtime import (
+        AgentSession,
+        AwaitableRun,
+        RunFuture,
+        Runtime,
+        RuntimeConfig,
+        SessionHandle,
+    )
+
+    def sessions(handle: SessionHandle, cluster: ClusterSession) -> list[AgentSession]:
+        one: AgentSession = handle
+        many: AgentSession = cluster
+        return [one, many]
+
+    def futures(local: RunFuture, remote: ClusterRunFuture) -> list[AwaitableRun]:
+        return [local, remote]
+
+    async def anywhere(session: AgentSession) -> RunResult:
+        session.run("hi").get(timeout=1.0)
+        return await session.aresume(True)
+
+    runtime = Runtime.start(config=RuntimeConfig(max_queue=3))
+    also = Runtime.start(max_queue=3, on_busy="reject")
+    """
+)
+
+NOT_SESSIONS = textwrap.dedent(
+    """
+    from praxo_actors.runtime import AgentSession, Runtime
+
+    class Half:
+        id = "s"
+        agent = "default"
+
+        def run(self, input: str, deadline: float | None = None) -> None: ...
+
+    half: AgentSession = Half()
+    misspelt = Runtime.start(max_queu=3)
+    wrong = Runtime.start(on_busy="sometimes")
+    """
+)
+
+
+def test_mypy_sees_both_sessions_as_agent_sessions(tmp_path: Path) -> None:
+    """Both sessions check as ``AgentSession``; the start keywords are typed."""
+    (tmp_path / "sessions.py").write_text(SESSIONS)
+    (tmp_path / "not_sessions.py").write_text(NOT_SESSIONS)
+    args = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / ".mypy")]
+    out, err, status = api.run([*args, str(tmp_path / "sessions.py")])
+    assert status == 0, out + err
+    out, _, status = api.run([*args, str(tmp_path / "not_sessions.py")])
+    assert status == 1
+    assert 'expression has type "Half", variable has type "AgentSession"' in out
+    assert 'Unexpected keyword argument "max_queu"' in out
+    assert 'Argument "on_busy" to "start" of "Runtime" has incompatible type' in out
