@@ -78,6 +78,12 @@ class Monitor:
         watch = self._watch
         return watch is not None and watch.cancel(self._key)
 
+    def _rebind(self, callback: Callable[[Down], None]) -> int | None:
+        """Give this monitor another callback; return its key (for :func:`unwatch`), or None
+        if its ``Down`` is delivered or on its way."""
+        watch = self._watch
+        return self._key if watch is not None and watch.rebind(self._key, callback) else None
+
     def __repr__(self) -> str:
         return f"<Monitor of {self.ref}>"
 
@@ -135,6 +141,24 @@ def watch_actor(
             waiter.wait()
     _deliver(callback, Down(ref, "noproc"))
     return None, 0
+
+
+def unwatch(ref: pykka.ActorRef[Any], key: int) -> bool:
+    """Cancel the monitor ``key`` that :func:`watch_actor` set up on ``ref``'s actor.
+
+    Returns:
+        True if its ``Down`` had not been delivered yet (it never will be now).
+    """
+    actor = compat.actor_of(ref)
+    watch: _Watch | None = getattr(actor, _WATCH, None) if actor is not None else None
+    return watch is not None and watch.cancel(key)
+
+
+def rebind(ref: pykka.ActorRef[Any], key: int, callback: Callable[[Down], None]) -> bool:
+    """Give the monitor ``key`` on ``ref``'s actor another callback; False if it has fired."""
+    actor = compat.actor_of(ref)
+    watch: _Watch | None = getattr(actor, _WATCH, None) if actor is not None else None
+    return watch is not None and watch.rebind(key, callback)
 
 
 class _Watch:
