@@ -251,14 +251,14 @@ class SupervisorBase(pykka.ThreadingActor):
                 child_id, shutdown, ref = child
                 pending.append((child_id, shutdown, ref, ref.stop(block=False)))
                 continue
-            ref = child.ref
+            running = child.ref
             if child.monitor is not None:
                 child.monitor.cancel()
             child.ref, child.monitor, child.restarting = None, None, False
             child.token += 1
-            if ref is not None:
+            if running is not None:
                 spec = child.spec
-                pending.append((spec.id, spec.shutdown, ref, ref.stop(block=False)))
+                pending.append((spec.id, spec.shutdown, running, running.stop(block=False)))
         for child_id, shutdown, ref, future in pending:
             remaining = started + shutdown - time.monotonic()
             try:

@@ -179,7 +179,7 @@ class DynamicSupervisor(SupervisorBase):
 
     def which_children(self) -> list[ChildRecord]:
         """Return a record per child, in start order."""
-        records = [(child.key, child.record()) for child in self._children.values()]
+        records = [(self._key(child), child.record()) for child in self._children.values()]
         temporaries = self._temporaries
         for urn, (child_id, order, _, _, kind) in self._temporary.items():
             records.append((order, ChildRecord(child_id, temporaries[urn], "temporary", kind)))

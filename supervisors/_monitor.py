@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
+import msgspec
 import pykka
 
 from supervisors import _pykka_compat as compat
@@ -161,58 +162,55 @@ def rebind(ref: pykka.ActorRef[Any], key: int, callback: Callable[[Down], None])
     return watch is not None and watch.rebind(key, callback)
 
 
-class _Watch:
-    """The monitors of one actor, the wrappers that report its end, and the ``Down``."""
+class _Watch(msgspec.Struct):
+    """The monitors of one actor, the wrappers that report its end, and the ``Down``.
 
-    __slots__ = (
-        "actor",
-        "delivering",
-        "down",
-        "entered",
-        "event",
-        "low",
-        "next_key",
-        "original_failure",
-        "original_on_failure",
-        "original_set",
-        "original_stop",
-        "pending",
-        "ref",
-        "serial",
-        "waiter",
-    )
+    A Struct whose fields are only numbers and None while an ``ExitHooks`` actor runs: the
+    collector does not track it until the actor ends (it then holds the ``Down``) or something
+    waits on it, so watching such an actor adds no object for the collector to walk.
+    """
 
-    def __init__(self, actor: pykka.Actor) -> None:
-        self.serial = next(_serials)
-        self.down: Down | None = None
-        self.entered = False  # the actor has begun to stop through an exit
-        self.pending: BaseException | None = None  # a crash whose on_failure is to come
-        self.next_key = 0
-        self.low = 0  # no live key is below this one
-        self.delivering: int | None = None  # the thread delivering the Down, while it does
-        self.waiter: threading.Event | None = None  # made only for a noproc that must wait
-        self.ref: pykka.ActorRef[Any] = actor.actor_ref
-        self.actor: pykka.Actor | None = None
-        self.original_on_failure = self.original_set = self.event = None
-        self.original_stop = self.original_failure = None
+    serial: int
+    down: Down | None = None
+    entered: bool = False  # the actor has begun to stop through an exit
+    pending: BaseException | None = None  # a crash whose on_failure is to come
+    next_key: int = 0
+    low: int = 0  # no live key is below this one
+    delivering: int | None = None  # the thread delivering the Down, while it does
+    waiter: threading.Event | None = None  # made only for a noproc that must wait
+    # Set when the actor ends, for an ExitHooks actor (holding it sooner would track this).
+    ref: pykka.ActorRef[Any] | None = None
+    actor: pykka.Actor | None = None
+    event: Any = None
+    original_on_failure: Any = None
+    original_set: Any = None
+    original_stop: Any = None
+    original_failure: Any = None
+
+    @classmethod
+    def of(cls, actor: pykka.Actor) -> _Watch:
+        """Make the watch of ``actor``, wrapping its exits unless it reports them itself."""
+        watch = cls(next(_serials))
         if isinstance(actor, compat.ExitHooks):
-            return  # it reports its own exits
+            return watch
+        watch.ref = actor.actor_ref
         # Held only until the Down: the wrappers are then removed, and the cycle with them.
-        self.actor = actor
+        watch.actor = actor
         # The originals are kept as plain functions (None: the class's own), not bound methods:
         # four bound methods would cost ~260 bytes on every monitored actor.
         attrs = actor.__dict__
-        self.original_on_failure = attrs.get("on_failure")
+        watch.original_on_failure = attrs.get("on_failure")
         stopped: Any = actor.actor_stopped
-        self.event = stopped
-        self.original_set = getattr(stopped, "__dict__", {}).get("set")
-        self.original_stop, self.original_failure = compat.wrap_exits(
-            actor, self.stop, self.handle_failure
+        watch.event = stopped
+        watch.original_set = getattr(stopped, "__dict__", {}).get("set")
+        watch.original_stop, watch.original_failure = compat.wrap_exits(
+            actor, watch.stop, watch.handle_failure
         )
-        attrs["on_failure"] = self.on_failure
+        attrs["on_failure"] = watch.on_failure
         # An event without a __dict__ gets no backstop; the wrappers still work.
         with contextlib.suppress(TypeError):
-            vars(stopped)["set"] = self.set
+            vars(stopped)["set"] = watch.set
+        return watch
 
     # -- the table ------------------------------------------------------------------------
 
@@ -323,6 +321,7 @@ class _Watch:
         with _lock:
             if self.down is not None:
                 return
+            assert self.ref is not None  # set when the watch was made, or when the actor ended
             down = self.down = Down(self.ref, reason, exception)
             serial = self.serial
             callbacks = [
@@ -362,7 +361,7 @@ def _watch_of_locked(actor: pykka.Actor) -> _Watch:
     # object of its own (one more for the collector on every watched actor).
     watch: _Watch | None = getattr(actor, _WATCH, None)
     if watch is None:
-        watch = _Watch(actor)
+        watch = _Watch.of(actor)
         setattr(actor, _WATCH, watch)
     return watch
 
@@ -390,6 +389,7 @@ class _Exits:
     def stopped(actor: pykka.Actor) -> None:
         with _lock:
             watch = _watch_of_locked(actor)
+            watch.ref = actor.actor_ref
         watch.stopped()
 
 
@@ -399,6 +399,7 @@ def _entered(actor: pykka.Actor) -> _Watch:
     with _lock:
         watch = _watch_of_locked(actor)
         watch.entered = True
+        watch.ref = actor.actor_ref
     return watch
 
 

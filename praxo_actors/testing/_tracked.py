@@ -46,6 +46,14 @@ class TrackedCounts:
     in_flight_types: dict[str, float] = field(default_factory=dict)
 
 
+def _settle(runtime: Any, timeout: float) -> None:
+    """Let the sessions supervisor drop its last message (a thread-per-actor loop holds the
+    message it handled last until the next one: here, the last batch of child specs)."""
+    ref = runtime._sessions_ref
+    if ref is not None:
+        ref.proxy().count_children().get(timeout=timeout)
+
+
 def _tracked() -> dict[int, Any]:
     gc.collect()
     return {id(o): o for o in gc.get_objects()}
@@ -120,16 +128,18 @@ def count_tracked(store_kind: str = "memory", n: int = 200, timeout: float = 60.
         gate.waiting, gate.release = 0, None
         gate.all_waiting.clear()
         del warm, future
-
+        _settle(runtime, timeout)
         before = _tracked()
         futures = [runtime.session(f"s{i}", agent="zero").run("x") for i in range(n)]
         for future in futures:
             future.get(timeout=timeout)
         del futures, future
+        _settle(runtime, timeout)
         idle = _tracked()
 
         running = [runtime.session(f"s{i}", agent="gate").run("x") for i in range(n)]
         _wait(gate.all_waiting, timeout)
+        _settle(runtime, timeout)
         in_flight = _tracked()
         gate.open()
         for future in running:
