@@ -44,6 +44,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
+from pykka._future import _Unset
 from pykka.messages import ProxyGetAttr, _ActorStop
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ __all__ = [
     "call_handle_failure",
     "call_stop",
     "init_actor",
+    "init_future",
     "install_exit_watcher",
     "loop_ended",
     "loop_running",
@@ -147,6 +149,18 @@ def init_actor(actor: pykka.Actor, inbox: ActorInbox, stopped: threading.Event) 
     actor.actor_inbox = inbox
     actor.actor_stopped = stopped
     actor._actor_ref = pykka.ActorRef(actor)
+
+
+_UNSET = _Unset()
+
+
+def init_future(future: pykka.Future[Any]) -> None:
+    """Set what ``pykka.Future.__init__`` sets, sharing one "no hook result yet" marker.
+
+    Pykka makes a marker object per future; it is only ever tested with ``isinstance``.
+    """
+    future._get_hook = None
+    future._get_hook_result = _UNSET
 
 
 def start_loop(actor: pykka.Actor) -> None:

@@ -340,7 +340,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                     case Emit(event=event):
                         shown = event if durable is None else durable.emitted(event)
                         if shown is not None:
-                            current.events.append(shown)
+                            current.add_event(shown)
                         effect = run.send(None)
                     case BeginStep():
                         effect = run.send(self._stop_code(current))

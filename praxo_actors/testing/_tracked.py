@@ -48,10 +48,13 @@ class TrackedCounts:
 
 def _settle(runtime: Any, timeout: float) -> None:
     """Let the sessions supervisor drop its last message (a thread-per-actor loop holds the
-    message it handled last until the next one: here, the last batch of child specs)."""
+    message it handled last until the next one: here, the last batch of child specs), and the
+    loop run what the store's last replies posted to it."""
     ref = runtime._sessions_ref
     if ref is not None:
         ref.proxy().count_children().get(timeout=timeout)
+    for _ in range(3):
+        runtime.statistics()
 
 
 def _tracked() -> dict[int, Any]:
@@ -101,7 +104,9 @@ def _runtime(store_kind: str, n: int) -> Iterator[Any]:
 
     with tempfile.TemporaryDirectory() as tmp:
         store: Any = None if store_kind == "memory" else Path(tmp) / "s.sqlite3"
-        with Runtime.start(store, idle_timeout=None, max_live_sessions=n + _WARM + 10) as runtime:
+        with Runtime.start(
+            store, idle_timeout=None, max_live_sessions=2 * n + _WARM + 10
+        ) as runtime:
             yield runtime
 
 
