@@ -23,7 +23,7 @@ from typing import Any
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
 
-__all__ = ["TrackedCounts", "count_tracked"]
+__all__ = ["TrackedCounts", "count_bare_tasks", "count_tracked"]
 
 _WARM = 50  # sessions run before counting, so that one-off caches are filled
 
@@ -36,14 +36,22 @@ class TrackedCounts:
         idle: Per idle live session (each ran once: two messages).
         in_flight: Per run in flight on a live session (its model awaiting an event), beyond
             that session's own ``idle`` objects.
+        bare_task: Per bare asyncio task running the same model, awaiting the same event (the
+            floor: what the model's own await and an asyncio task cost, with no runtime).
         idle_types: Per type (``module.qualname``), the objects an idle session adds.
         in_flight_types: Likewise for a run in flight.
     """
 
     idle: float
     in_flight: float
+    bare_task: float = 0.0
     idle_types: dict[str, float] = field(default_factory=dict)
     in_flight_types: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def run_overhead(self) -> float:
+        """Per run in flight, what the runtime adds beyond a bare task awaiting the model."""
+        return self.in_flight - self.bare_task
 
 
 def _settle(runtime: Any, timeout: float) -> None:
@@ -78,6 +86,7 @@ class _Gate:
         self.all_waiting = threading.Event()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.release: asyncio.Event | None = None
+        self.on_all_waiting: Callable[[], object] | None = None
 
     async def __call__(self, _request: Request) -> Response:
         if self.release is None:
@@ -86,6 +95,8 @@ class _Gate:
         self.waiting += 1
         if self.waiting == self.expected:
             self.all_waiting.set()
+            if self.on_all_waiting is not None:
+                self.on_all_waiting()
         await self.release.wait()
         return Response(message_assistant("ok"))
 
@@ -156,7 +167,27 @@ def count_tracked(store_kind: str = "memory", n: int = 200, timeout: float = 60.
             in_flight_types=_histogram(idle, in_flight, n),
         )
         del before, idle, in_flight
+    result.bare_task = count_bare_tasks(n, timeout)
     return result
+
+
+def count_bare_tasks(n: int = 200, timeout: float = 60.0) -> float:
+    """Return the tracked objects per bare asyncio task awaiting a model like the runs' one."""
+    gate = _Gate(n)
+    request = Request(messages=[], tools=[], run_id="r", session_id="s", step=0)
+
+    async def measure() -> float:
+        before = _tracked()
+        tasks = [asyncio.create_task(gate(request)) for _ in range(n)]
+        reached = asyncio.Event()
+        gate.on_all_waiting = reached.set
+        await asyncio.wait_for(reached.wait(), timeout)
+        during = _tracked()
+        gate.open()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout)
+        return (len(during) - len(before)) / n
+
+    return asyncio.run(measure())
 
 
 def _wait(event: threading.Event, timeout: float) -> None:
@@ -177,6 +208,8 @@ def main(argv: list[str]) -> int:
         counts = count_tracked(kind)
         _print(f"{kind}: per idle live session", counts.idle, counts.idle_types, print)
         _print(f"{kind}: per run in flight", counts.in_flight, counts.in_flight_types, print)
+        print(f"{kind}: per bare asyncio task awaiting the same model: {counts.bare_task:.2f}")
+        print(f"{kind}: per run in flight, beyond that: {counts.run_overhead:.2f}")
     return 0
 
 
