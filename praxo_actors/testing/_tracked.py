@@ -121,7 +121,7 @@ def _runtime(store_kind: str, n: int) -> Iterator[Any]:
             yield runtime
 
 
-def count_tracked(store_kind: str = "memory", n: int = 200, timeout: float = 60.0) -> TrackedCounts:
+def count_tracked(store_kind: str = "memory", n: int = 400, timeout: float = 60.0) -> TrackedCounts:
     """Measure :class:`TrackedCounts` over ``n`` sessions on a fresh runtime.
 
     Args:
