@@ -26,6 +26,10 @@ output, so a stray log line cannot break the parse. Sections [targets]:
 4. Live idle sessions: RSS per session [<= 4 KiB].
 5. Passivated sessions in SQLite: reactivation latency p99 [<= 5 ms].
 6. Event fan-out to 10 subscribers [>= 200,000 deliveries/s].
+7. Objects the garbage collector tracks per idle live session [<= 12] and per run in flight
+   beyond a bare asyncio task awaiting the same model [<= 20] (counts, in-memory store and
+   SQLite); and the collector's share of a burst of N runs (N new sessions, then N runs on
+   them live), with and without ``gc.freeze()`` after start-up (timed with ``gc.callbacks``).
 
 ``bench/service.py`` compares the runtime with direct ``arun_agent`` inside an ASGI service.
 """
@@ -720,6 +724,96 @@ def fanout(events: int, subscribers: int, timeout: float) -> None:
     row("deliveries per second", f"{rate:,.0f}/s", "", "", ">= 200,000/s", ok(rate >= 200_000))
 
 
+# -- 7. what the collector tracks, and its share of a burst --------------------------------
+
+
+def tracked_child(store_kind: str, n: int) -> dict[str, Any]:
+    """Count the tracked objects per idle session and per run in flight, in a fresh process."""
+    from praxo_actors.testing._tracked import count_tracked
+
+    counts = count_tracked(store_kind, n=n)
+    return {
+        "idle": counts.idle,
+        "in_flight": counts.in_flight,
+        "bare_task": counts.bare_task,
+        "overhead": counts.run_overhead,
+    }
+
+
+def gc_share_child(n: int, freeze: bool) -> dict[str, Any]:
+    """Time a burst of ``n`` new sessions and then ``n`` live runs; report the collector's part.
+
+    With ``freeze``, ``gc.freeze()`` runs once the runtime has started and served a first run
+    (what a host does after start-up): the objects alive then are never walked again.
+    """
+    watch = GCWatch()
+    phases: dict[str, Any] = {}
+    with Runtime.start(idle_timeout=None) as rt:
+        rt.register_agent("slow", lambda: new_agent_options(slow_model))
+        rt.session("first", agent="slow").run("x").get(timeout=30)
+        gc.collect()
+        if freeze:
+            gc.freeze()
+        phases["frozen"] = gc.get_freeze_count()
+        phases["tracked_at_start"] = len(gc.get_objects())
+        ids = [f"s{i}" for i in range(n)]
+        for name in ("new", "live"):
+            with measured(watch) as m:
+                futures = [rt.session(sid, agent="slow").run("x") for sid in ids]
+                outputs = [f.get(timeout=120).output for f in futures]
+            assert outputs == ["ok"] * n, "wrong outputs"
+            phases[name] = m.as_dict()
+            del futures
+    if freeze:
+        gc.unfreeze()
+    return phases
+
+
+def gc_section(n: int, timeout: float) -> None:
+    header(
+        "7. Objects the garbage collector tracks (counts after gc.collect(), 400 sessions)",
+        "in flight: a run whose async model awaits an asyncio.Event, on a live session; the "
+        "floor is a bare asyncio task awaiting the same model, measured in the same process",
+    )
+    columns("value", "floor", "")
+    for label, kind in (("in-memory store", "memory"), ("SQLite store", "sqlite")):
+        r = child("tracked", kind, 400, timeout=timeout)
+        row(
+            f"per idle live session ({label})",
+            f"{r['idle']:.2f}",
+            "",
+            "",
+            "<= 12",
+            ok(r["idle"] <= 12),
+        )
+        row(
+            f"per run in flight, in all ({label})", f"{r['in_flight']:.2f}", f"{r['bare_task']:.2f}"
+        )
+        row(
+            f"per run in flight, beyond the floor ({label})",
+            f"{r['overhead']:.2f}",
+            "",
+            "",
+            "<= 20",
+            ok(r["overhead"] <= 20),
+        )
+    print(
+        f"\n   the collector's share of a burst: {n:,} new sessions, then {n:,} runs on them live"
+    )
+    print("   (async model sleeping 0.5 s; each variant in a fresh process)")
+    columns("gc share", "wall", "gc")
+    for label, freeze in (("without gc.freeze()", 0), ("gc.freeze() after start-up", 1)):
+        r = child("gcshare", n, freeze, timeout=timeout)
+        for name in ("new", "live"):
+            m = r[name]
+            share = m["gc"] / m["wall"]
+            row(f"{name} sessions, {label}", f"{share:.1%}", seconds(m["wall"]), seconds(m["gc"]))
+            print(
+                f"      cpu {m['cpu']:.2f} s, {m['full_gcs']} full collections; "
+                f"{r['frozen']:,} objects frozen, {r['tracked_at_start']:,} tracked at start"
+            )
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -738,6 +832,10 @@ def run_child(args: list[str], profile: bool) -> None:
             emit(reactivation_child(int(rest[0]), int(rest[1])))
         case "fanout":
             emit(fanout_child(int(rest[0]), int(rest[1])))
+        case "tracked":
+            emit(tracked_child(rest[0], int(rest[1])))
+        case "gcshare":
+            emit(gc_share_child(int(rest[0]), bool(int(rest[1]))))
         case _:
             raise SystemExit(f"unknown child {name!r}")
 
@@ -802,6 +900,7 @@ def main() -> int:
         4: lambda: idle_memory(5000 if q else 100_000, timeout * IDLE_TIMEOUTS),
         5: lambda: reactivation(20_000 if q else 1_000_000, 200 if q else 2000, timeout),
         6: lambda: fanout(5000 if q else 50_000, 10, timeout),
+        7: lambda: gc_section(n, timeout),
     }
     failed = []
     for number, section in sections.items():

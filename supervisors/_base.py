@@ -31,7 +31,7 @@ _PING = PING = compat.PING
 class _ChildDown:
     """A child's monitor fired (told to the supervisor from the child's thread)."""
 
-    key: Hashable
+    key: Hashable  # None: a child whose record is shared (a DynamicSupervisor's temporaries)
     ref: pykka.ActorRef[Any]
     down: Down
 
@@ -227,36 +227,49 @@ class SupervisorBase(pykka.ThreadingActor):
 
     def _stop_actor(self, spec: ChildSpec, ref: pykka.ActorRef[Any]) -> bool:
         """Stop ``ref`` and wait up to ``spec.shutdown``; past that, abandon and report it."""
+        return self._stop_ref(spec.id, spec.shutdown, ref)
+
+    def _stop_ref(self, child_id: str, shutdown: float, ref: pykka.ActorRef[Any]) -> bool:
         try:
-            ref.stop(block=False).get(timeout=spec.shutdown)
+            ref.stop(block=False).get(timeout=shutdown)
         except pykka.Timeout:
-            self._abandon(spec, ref)
+            self._abandon(child_id, shutdown, ref)
             return False
         return True
 
-    def _stop_actors(self, children: list[_Child]) -> None:
-        """Stop ``children`` all at once, each within its own shutdown time from now."""
+    def _stop_actors(
+        self, children: Iterable[_Child | tuple[str, float, pykka.ActorRef[Any]]]
+    ) -> None:
+        """Stop ``children`` all at once, each within its own shutdown time from now.
+
+        A child is a record, or (id, shutdown, ref) for one whose monitor is already cancelled.
+        """
         started = time.monotonic()
-        pending: list[tuple[ChildSpec, pykka.ActorRef[Any], pykka.Future[bool]]] = []
+        pending: list[tuple[str, float, pykka.ActorRef[Any], pykka.Future[bool]]] = []
         for child in children:
-            ref = child.ref
+            if isinstance(child, tuple):
+                child_id, shutdown, ref = child
+                pending.append((child_id, shutdown, ref, ref.stop(block=False)))
+                continue
+            running = child.ref
             if child.monitor is not None:
                 child.monitor.cancel()
             child.ref, child.monitor, child.restarting = None, None, False
             child.token += 1
-            if ref is not None:
-                pending.append((child.spec, ref, ref.stop(block=False)))
-        for spec, ref, future in pending:
-            remaining = started + spec.shutdown - time.monotonic()
+            if running is not None:
+                spec = child.spec
+                pending.append((spec.id, spec.shutdown, running, running.stop(block=False)))
+        for child_id, shutdown, ref, future in pending:
+            remaining = started + shutdown - time.monotonic()
             try:
                 future.get(timeout=max(remaining, 0.0))
             except pykka.Timeout:
-                self._abandon(spec, ref)
+                self._abandon(child_id, shutdown, ref)
 
-    def _abandon(self, spec: ChildSpec, ref: pykka.ActorRef[Any]) -> None:
+    def _abandon(self, child_id: str, shutdown: float, ref: pykka.ActorRef[Any]) -> None:
         # A thread cannot be killed: the child keeps its stop message and may yet stop.
         self._abandoned += 1
-        self._report("error", "child_abandoned", spec.id, ref=str(ref), shutdown=spec.shutdown)
+        self._report("error", "child_abandoned", child_id, ref=str(ref), shutdown=shutdown)
 
     # -- exits and restarts ----------------------------------------------------------------
 
@@ -266,18 +279,21 @@ class SupervisorBase(pykka.ThreadingActor):
             return  # an exit the supervisor caused or already handled
         child.ref = None
         child.monitor = None
-        down = message.down
-        crashed = down.reason != "normal"
         spec = child.spec
-        if crashed:
-            error = repr(down.exception) if down.exception is not None else down.reason
-            self._report("error", "child_crashed", spec.id, restart=spec.restart, error=error)
-        else:
-            self._report("info", "child_exited", spec.id, restart=spec.restart)
+        crashed = self._report_down(spec.id, spec.restart, message.down)
         if spec.restart == "permanent" or (spec.restart == "transient" and crashed):
             self._restart(child)
         else:
             self._forget(child)
+
+    def _report_down(self, child_id: str, restart: str, down: Down) -> bool:
+        """Report a child's end; return whether it crashed."""
+        if down.reason != "normal":
+            error = repr(down.exception) if down.exception is not None else down.reason
+            self._report("error", "child_crashed", child_id, restart=restart, error=error)
+            return True
+        self._report("info", "child_exited", child_id, restart=restart)
+        return False
 
     def _on_retry(self, message: _RetryRestart) -> None:
         child = self._find(message.key)
@@ -360,3 +376,20 @@ class _DownTeller:
         # A supervisor that has stopped has stopped its children too: nothing to tell.
         with contextlib.suppress(pykka.ActorDeadError):
             self.supervisor.tell(_ChildDown(self.key, self.ref, down))
+
+
+class _SharedDownTeller:
+    """The monitor callback of every child a supervisor keeps no record of its own for.
+
+    One per supervisor, so such a child costs the collector no object of its own: the child is
+    found again by its ref's URN.
+    """
+
+    __slots__ = ("supervisor",)
+
+    def __init__(self, supervisor: pykka.ActorRef[Any]) -> None:
+        self.supervisor = supervisor
+
+    def __call__(self, down: Down) -> None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.supervisor.tell(_ChildDown(None, down.ref, down))

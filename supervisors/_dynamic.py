@@ -7,10 +7,16 @@ from typing import Any
 
 import pykka
 
-from supervisors._base import PING, SupervisorBase, _Child
+from supervisors._base import PING, SupervisorBase, _Child, _ChildDown, _SharedDownTeller
 from supervisors._clock import Clock
 from supervisors._errors import CHILD_NOT_FOUND, INVALID_SPEC, MAX_CHILDREN, SupervisorError
-from supervisors._spec import ChildSpec
+from supervisors._monitor import unwatch
+from supervisors._records import ChildCounts, ChildRecord
+from supervisors._spec import ChildSpec, ChildType
+
+# What the supervisor keeps of a running temporary child, beside its ref: its id, start order,
+# monitor key, shutdown and type. Only strings and numbers: the collector does not track it.
+_Temporary = tuple[str, int, int, float, ChildType]
 
 __all__ = ["DynamicSupervisor"]
 
@@ -20,8 +26,12 @@ class DynamicSupervisor(SupervisorBase):
 
     Children are told apart by their refs, not their ids (many children may share a spec).
     A temporary child is forgotten when it ends; a terminated child is always forgotten.
-    On stop, every child is asked to stop at once and each is waited for up to its own
-    shutdown time, so many children stop in about the time of the slowest.
+    A running temporary child keeps no record, spec or monitor callback of its own: two table
+    entries and one monitor callback shared by all of them (a temporary child is never
+    restarted, so its spec is not needed once it runs), so 10,000 idle temporary children add
+    no object for the garbage collector to walk. On stop, every child is asked to stop at once
+    and each is waited for up to its own shutdown time, so many children stop in about the time
+    of the slowest.
     """
 
     @classmethod
@@ -75,6 +85,10 @@ class DynamicSupervisor(SupervisorBase):
         self._by_urn: dict[str, int] = {}
         self._urn_of: dict[int, str] = {}
         self._next_key = 0
+        # Running temporary children, by URN, in start order (see the class doc).
+        self._temporaries: dict[str, pykka.ActorRef[Any]] = {}
+        self._temporary: dict[str, _Temporary] = {}
+        self._shared = _SharedDownTeller(self.actor_ref)
 
     def start_child(self, spec: ChildSpec) -> pykka.ActorRef[Any]:
         """Start a child under this supervisor.
@@ -137,7 +151,8 @@ class DynamicSupervisor(SupervisorBase):
             raise SupervisorError(INVALID_SPEC, f"not a ChildSpec: {spec!r}")
         if spec.significant:
             raise SupervisorError(INVALID_SPEC, f"child {spec.id!r}: no auto_shutdown here")
-        if self._max_children is not None and len(self._children) + starting >= self._max_children:
+        held = len(self._children) + len(self._temporaries) + starting
+        if self._max_children is not None and held >= self._max_children:
             raise SupervisorError(MAX_CHILDREN, f"{self._max_children} children already")
         child = _Child(self._next_key, spec)
         self._next_key += 1
@@ -150,6 +165,11 @@ class DynamicSupervisor(SupervisorBase):
             SupervisorError: ``SUPERVISOR_CHILD_NOT_FOUND`` if ``ref`` is not a child here.
         """
         urn = getattr(ref, "actor_urn", None)
+        if isinstance(urn, str) and urn in self._temporaries:
+            running, (child_id, _, watch_key, shutdown, _) = self._drop_temporary(urn)
+            unwatch(running, watch_key)
+            self._stop_ref(child_id, shutdown, running)
+            return
         key = self._by_urn.get(urn) if isinstance(urn, str) else None
         child = self._children.get(key) if key is not None else None
         if child is None:
@@ -157,7 +177,39 @@ class DynamicSupervisor(SupervisorBase):
         self._remove(child)
         self._terminate(child)
 
+    def which_children(self) -> list[ChildRecord]:
+        """Return a record per child, in start order."""
+        records = [(self._key(child), child.record()) for child in self._children.values()]
+        temporaries = self._temporaries
+        for urn, (child_id, order, _, _, kind) in self._temporary.items():
+            records.append((order, ChildRecord(child_id, temporaries[urn], "temporary", kind)))
+        records.sort(key=lambda item: item[0])
+        return [record for _, record in records]
+
+    def count_children(self) -> ChildCounts:
+        """Return OTP's counts: specs, active (running) children, supervisors, workers."""
+        counts = super().count_children()
+        held = len(self._temporaries)
+        active = sum(1 for ref in self._temporaries.values() if ref.is_alive())
+        supervisors = sum(1 for info in self._temporary.values() if info[4] == "supervisor")
+        return ChildCounts(
+            counts.specs + held,
+            counts.active + active,
+            counts.supervisors + supervisors,
+            counts.workers + held - supervisors,
+        )
+
     # -- SupervisorBase ----------------------------------------------------------------------
+
+    def _on_child_down(self, message: _ChildDown) -> None:
+        if message.key is not None:
+            super()._on_child_down(message)
+            return
+        urn = message.ref.actor_urn
+        if self._temporaries.get(urn) is not message.ref:
+            return  # an exit the supervisor caused or already handled
+        _, (child_id, _, _, _, _) = self._drop_temporary(urn)
+        self._report_down(child_id, "temporary", message.down)
 
     def _all_children(self) -> Iterable[_Child]:
         return self._children.values()
@@ -169,9 +221,15 @@ class DynamicSupervisor(SupervisorBase):
         self._remove(child)
 
     def _terminate_all(self) -> None:
-        children = list(self._children.values())
-        children.reverse()
-        self._stop_actors(children)
+        ordered: list[tuple[int, _Child | tuple[str, float, pykka.ActorRef[Any]]]] = [
+            (self._key(child), child) for child in self._children.values()
+        ]
+        for urn in list(self._temporaries):
+            ref, (child_id, order, watch_key, shutdown, _) = self._drop_temporary(urn)
+            unwatch(ref, watch_key)
+            ordered.append((order, (child_id, shutdown, ref)))
+        ordered.sort(key=lambda item: item[0], reverse=True)
+        self._stop_actors(child for _, child in ordered)
 
     def _restart(self, child: _Child) -> None:
         self._count_restart(child)
@@ -190,6 +248,17 @@ class DynamicSupervisor(SupervisorBase):
         ref = child.ref
         if ref is None:
             return
+        spec = child.spec
+        if spec.restart == "temporary" and child.monitor is not None:
+            # Hand the monitor to the shared callback; if its Down is on its way already, the
+            # child's own callback tells it, and the child keeps its record until then.
+            watch_key = child.monitor._rebind(self._shared)
+            if watch_key is not None:
+                urn = ref.actor_urn
+                self._temporaries[urn] = ref
+                self._temporary[urn] = (spec.id, key, watch_key, spec.shutdown, spec.type)
+                child.ref = child.monitor = None
+                return
         self._children[key] = child
         old = self._urn_of.get(key)
         if old is not None:
@@ -203,6 +272,9 @@ class DynamicSupervisor(SupervisorBase):
         urn = self._urn_of.pop(key, None)
         if urn is not None:
             del self._by_urn[urn]
+
+    def _drop_temporary(self, urn: str) -> tuple[pykka.ActorRef[Any], _Temporary]:
+        return self._temporaries.pop(urn), self._temporary.pop(urn)
 
     @staticmethod
     def _key(child: _Child) -> int:

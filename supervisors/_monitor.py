@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 import threading
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
+import msgspec
 import pykka
 
 from supervisors import _pykka_compat as compat
@@ -27,8 +29,17 @@ DownReason = Literal["normal", "crash", "noproc"]
 # actor (10,000 children stay cheap), and tells a normal stop from a crash. `on_failure` is
 # wrapped so that a handler's crash is reported after it, and `actor_stopped.set` only as a
 # backstop for an actor that was already inside an unwrapped exit when the monitor was set up.
+# An actor kind built on compat.ExitHooks reports its exits itself, at class level: nothing is
+# wrapped on its instances, so watching one costs a single object (its _Watch).
 _WATCH = "_supervisors_watch"
-_install_lock = threading.Lock()
+# Guards every watch's state and the callback table. Held only for a few dict operations, never
+# while calling out, so one lock for every actor costs less than one per actor (two objects
+# each for the collector) and cannot deadlock.
+_lock = threading.Lock()
+# Every monitor's callback, keyed by (its watch's serial, its key): a plain table entry, so that
+# a monitor adds no object of its own to an actor.
+_callbacks: dict[tuple[int, int], Callable[[Down], None]] = {}
+_serials = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +77,13 @@ class Monitor:
             True if the ``Down`` had not been delivered yet (it never will be now).
         """
         watch = self._watch
-        if watch is None:
-            return False
-        with watch.lock:
-            return watch.callbacks.pop(self._key, None) is not None
+        return watch is not None and watch.cancel(self._key)
+
+    def _rebind(self, callback: Callable[[Down], None]) -> int | None:
+        """Give this monitor another callback; return its key (for :func:`unwatch`), or None
+        if its ``Down`` is delivered or on its way."""
+        watch = self._watch
+        return self._key if watch is not None and watch.rebind(self._key, callback) else None
 
     def __repr__(self) -> str:
         return f"<Monitor of {self.ref}>"
@@ -95,76 +109,137 @@ def monitor(ref: pykka.ActorRef[Any], callback: Callable[[Down], None]) -> Monit
     Returns:
         A ``Monitor``; ``cancel()`` it to stop watching.
     """
+    watch, key = watch_actor(ref, callback)
+    return Monitor(ref, watch, key)
+
+
+def watch_actor(
+    ref: pykka.ActorRef[Any], callback: Callable[[Down], None]
+) -> tuple[_Watch | None, int]:
+    """Set up a monitor as :func:`monitor` does, without its handle.
+
+    Returns:
+        The actor's watch and the monitor's key in it (for :meth:`_Watch.cancel` and
+        :meth:`_Watch.rebind`), or ``(None, 0)`` when the ``noproc`` was delivered at once.
+    """
     actor = compat.actor_of(ref)
     if actor is not None:
-        watch = _watch_of(actor)
-        with watch.lock:
+        waiter = None
+        with _lock:
+            watch = _watch_of_locked(actor)
             if watch.down is None and (watch.entered or not ref.actor_stopped.is_set()):
                 key = watch.next_key
                 watch.next_key += 1
-                watch.callbacks[key] = callback
-                return Monitor(ref, watch, key)
-        # Wait for the earlier monitors' Downs to be delivered, so that order holds for
-        # noproc too (reentrant: a callback may set up a monitor of the same actor).
-        with watch.delivering:
-            pass
+                _callbacks[(watch.serial, key)] = callback
+                return watch, key
+            if watch.delivering is not None and watch.delivering != threading.get_ident():
+                # Wait for the earlier monitors' Downs to be delivered, so that order holds for
+                # noproc too (not from the delivering thread: a callback may monitor its actor).
+                if watch.waiter is None:
+                    watch.waiter = threading.Event()
+                waiter = watch.waiter
+        if waiter is not None:
+            waiter.wait()
     _deliver(callback, Down(ref, "noproc"))
-    return Monitor(ref, None, 0)
+    return None, 0
 
 
-class _Watch:
-    """The monitors of one actor, the wrappers that report its end, and the ``Down``."""
+def unwatch(ref: pykka.ActorRef[Any], key: int) -> bool:
+    """Cancel the monitor ``key`` that :func:`watch_actor` set up on ``ref``'s actor.
 
-    __slots__ = (
-        "actor",
-        "callbacks",
-        "delivering",
-        "down",
-        "entered",
-        "event",
-        "lock",
-        "next_key",
-        "original_failure",
-        "original_on_failure",
-        "original_set",
-        "original_stop",
-        "pending",
-        "ref",
-    )
+    Returns:
+        True if its ``Down`` had not been delivered yet (it never will be now).
+    """
+    actor = compat.actor_of(ref)
+    watch: _Watch | None = getattr(actor, _WATCH, None) if actor is not None else None
+    return watch is not None and watch.cancel(key)
 
-    def __init__(self, actor: pykka.Actor) -> None:
-        self.lock = threading.Lock()
-        self.delivering = threading.RLock()  # held while the Down is being delivered
-        self.callbacks: dict[int, Callable[[Down], None]] = {}
-        self.down: Down | None = None
-        self.entered = False  # the actor has begun to stop through a wrapper
-        self.pending: BaseException | None = None  # a crash whose on_failure is to come
-        self.next_key = 0
-        self.ref: pykka.ActorRef[Any] = actor.actor_ref
+
+def rebind(ref: pykka.ActorRef[Any], key: int, callback: Callable[[Down], None]) -> bool:
+    """Give the monitor ``key`` on ``ref``'s actor another callback; False if it has fired."""
+    actor = compat.actor_of(ref)
+    watch: _Watch | None = getattr(actor, _WATCH, None) if actor is not None else None
+    return watch is not None and watch.rebind(key, callback)
+
+
+class _Watch(msgspec.Struct):
+    """The monitors of one actor, the wrappers that report its end, and the ``Down``.
+
+    A Struct whose fields are only numbers and None while an ``ExitHooks`` actor runs: the
+    collector does not track it until the actor ends (it then holds the ``Down``) or something
+    waits on it, so watching such an actor adds no object for the collector to walk.
+    """
+
+    serial: int
+    down: Down | None = None
+    entered: bool = False  # the actor has begun to stop through an exit
+    pending: BaseException | None = None  # a crash whose on_failure is to come
+    next_key: int = 0
+    low: int = 0  # no live key is below this one
+    delivering: int | None = None  # the thread delivering the Down, while it does
+    waiter: threading.Event | None = None  # made only for a noproc that must wait
+    # Set when the actor ends, for an ExitHooks actor (holding it sooner would track this).
+    ref: pykka.ActorRef[Any] | None = None
+    actor: pykka.Actor | None = None
+    event: Any = None
+    original_on_failure: Any = None
+    original_set: Any = None
+    original_stop: Any = None
+    original_failure: Any = None
+
+    @classmethod
+    def of(cls, actor: pykka.Actor) -> _Watch:
+        """Make the watch of ``actor``, wrapping its exits unless it reports them itself."""
+        watch = cls(next(_serials))
+        if isinstance(actor, compat.ExitHooks):
+            return watch
+        watch.ref = actor.actor_ref
         # Held only until the Down: the wrappers are then removed, and the cycle with them.
-        self.actor: pykka.Actor | None = actor
+        watch.actor = actor
         # The originals are kept as plain functions (None: the class's own), not bound methods:
         # four bound methods would cost ~260 bytes on every monitored actor.
         attrs = actor.__dict__
-        self.original_on_failure = attrs.get("on_failure")
+        watch.original_on_failure = attrs.get("on_failure")
         stopped: Any = actor.actor_stopped
-        self.event = stopped
-        self.original_set = getattr(stopped, "__dict__", {}).get("set")
-        self.original_stop, self.original_failure = compat.wrap_exits(
-            actor, self.stop, self.handle_failure
+        watch.event = stopped
+        watch.original_set = getattr(stopped, "__dict__", {}).get("set")
+        watch.original_stop, watch.original_failure = compat.wrap_exits(
+            actor, watch.stop, watch.handle_failure
         )
-        attrs["on_failure"] = self.on_failure
+        attrs["on_failure"] = watch.on_failure
         # An event without a __dict__ gets no backstop; the wrappers still work.
         with contextlib.suppress(TypeError):
-            vars(stopped)["set"] = self.set
+            vars(stopped)["set"] = watch.set
+        return watch
+
+    # -- the table ------------------------------------------------------------------------
+
+    def cancel(self, key: int) -> bool:
+        """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
+        with _lock:
+            found = _callbacks.pop((self.serial, key), None) is not None
+            while self.low < self.next_key and (self.serial, self.low) not in _callbacks:
+                self.low += 1
+        return found
+
+    def rebind(self, key: int, callback: Callable[[Down], None]) -> bool:
+        """Give the monitor ``key`` another callback; False if its ``Down`` is on its way."""
+        with _lock:
+            if (self.serial, key) not in _callbacks:
+                return False
+            _callbacks[(self.serial, key)] = callback
+        return True
 
     # -- the wrappers, called in the actor's own thread -----------------------------------
 
     def stop(self) -> None:
+        self.stop_through(lambda: compat.call_stop(self.actor, self.original_stop))
+
+    def stop_through(self, original: Callable[[], None]) -> None:
         self.entered = True
         killed = _escaping_base_exception()
         try:
-            compat.call_stop(self.actor, self.original_stop)
+            original()
         except BaseException as exc:
             self.finish("crash", exc)
             raise
@@ -176,17 +251,21 @@ class _Watch:
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        self.fail_through(
+            lambda: compat.call_handle_failure(
+                self.actor, self.original_failure, exc_type, exc_value, traceback
+            ),
+            exc_value,
+        )
+
+    def fail_through(self, original: Callable[[], None], exc_value: BaseException | None) -> None:
         self.entered = True
         try:
-            compat.call_handle_failure(
-                self.actor, self.original_failure, exc_type, exc_value, traceback
-            )
+            original()
         finally:
-            if (
-                exc_value is not None
-                and self.pending is None
-                and compat.raised_by_handler(exc_value)
-            ):
+            if self.pending is not None:
+                self.finish("crash", self.pending)  # on_failure raised in its turn
+            elif exc_value is not None and compat.raised_by_handler(exc_value):
                 # A message handler raised: Pykka's contract calls on_failure next, and the
                 # Down waits for it, so a replacement never overlaps the old instance's
                 # clean-up (as OTP's EXIT comes after terminate/2).
@@ -205,17 +284,27 @@ class _Watch:
                 exc_type, exc_value, traceback
             )
         finally:
-            if self.pending is not None:
-                self.finish("crash", self.pending)
+            self.failure_handled()
+
+    def failure_handled(self) -> None:
+        """``on_failure`` has run: deliver the Down of the handler's crash that waited for it."""
+        if self.pending is not None:
+            self.finish("crash", self.pending)
 
     def set(self) -> None:
         self._original(self.event, "set", self.original_set)()
-        if not self.entered:
-            # Stopping began before the wrappers were in place: report now, reading the
-            # reason from the exception being handled, if any.
+        self.stopped()
+
+    def stopped(self) -> None:
+        """The actor's stop event was set: report the end, if no exit reported it."""
+        with _lock:
+            if self.entered:
+                return
+            # Stopping began before the wrappers were in place (or outside the exits): report
+            # now, reading the reason from the exception being handled, if any.
             self.entered = True
-            exception = sys.exc_info()[1]
-            self.finish("normal" if exception is None else "crash", exception)
+        exception = sys.exc_info()[1]
+        self.finish("normal" if exception is None else "crash", exception)
 
     @staticmethod
     def _original(obj: Any, name: str, stored: Any) -> Callable[..., Any]:
@@ -229,16 +318,29 @@ class _Watch:
 
     def finish(self, reason: DownReason, exception: BaseException | None) -> None:
         """Record how the actor ended and notify every monitor, the first time only."""
-        with self.delivering:
-            with self.lock:
-                if self.down is not None:
-                    return
-                down = self.down = Down(self.ref, reason, exception)
-                callbacks = list(self.callbacks.values())
-                self.callbacks.clear()
+        with _lock:
+            if self.down is not None:
+                return
+            assert self.ref is not None  # set when the watch was made, or when the actor ended
+            down = self.down = Down(self.ref, reason, exception)
+            serial = self.serial
+            callbacks = [
+                callback
+                for key in range(self.low, self.next_key)
+                if (callback := _callbacks.pop((serial, key), None)) is not None
+            ]
+            self.low = self.next_key
+            self.delivering = threading.get_ident()
+        try:
             self._unwrap()
             for callback in callbacks:
                 _deliver(callback, down)
+        finally:
+            with _lock:
+                self.delivering = None
+                waiter, self.waiter = self.waiter, None
+            if waiter is not None:
+                waiter.set()
 
     def _unwrap(self) -> None:
         actor, self.actor = self.actor, None
@@ -254,15 +356,54 @@ class _Watch:
                 del vars(stopped)["set"]
 
 
-def _watch_of(actor: pykka.Actor) -> _Watch:
-    watch: _Watch | None = actor.__dict__.get(_WATCH)
-    if watch is not None:
-        return watch
-    with _install_lock:
-        watch = actor.__dict__.get(_WATCH)
-        if watch is None:
-            watch = actor.__dict__[_WATCH] = _Watch(actor)
+def _watch_of_locked(actor: pykka.Actor) -> _Watch:
+    # getattr/setattr, not actor.__dict__: reading __dict__ would make the instance's dict an
+    # object of its own (one more for the collector on every watched actor).
+    watch: _Watch | None = getattr(actor, _WATCH, None)
+    if watch is None:
+        watch = _Watch.of(actor)
+        setattr(actor, _WATCH, watch)
     return watch
+
+
+class _Exits:
+    """What an ``ExitHooks`` actor reports, on its own thread (see ``compat.ExitHooks``)."""
+
+    @staticmethod
+    def stop(actor: pykka.Actor, original: Callable[[], None]) -> None:
+        _entered(actor).stop_through(original)
+
+    @staticmethod
+    def handle_failure(
+        actor: pykka.Actor, original: Callable[[], None], exc_value: BaseException | None
+    ) -> None:
+        _entered(actor).fail_through(original, exc_value)
+
+    @staticmethod
+    def loop_ended(actor: pykka.Actor) -> None:
+        watch: _Watch | None = getattr(actor, _WATCH, None)
+        if watch is not None:
+            watch.failure_handled()
+
+    @staticmethod
+    def stopped(actor: pykka.Actor) -> None:
+        with _lock:
+            watch = _watch_of_locked(actor)
+            watch.ref = actor.actor_ref
+        watch.stopped()
+
+
+def _entered(actor: pykka.Actor) -> _Watch:
+    # Made here if no monitor made it: a monitor set up while the actor stops then finds the
+    # exit under way (entered) and gets its Down, instead of missing it.
+    with _lock:
+        watch = _watch_of_locked(actor)
+        watch.entered = True
+        watch.ref = actor.actor_ref
+    return watch
+
+
+compat.install_exit_watcher(_Exits)
 
 
 def _escaping_base_exception() -> BaseException | None:

@@ -44,6 +44,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
+from pykka._future import _Unset
 from pykka.messages import ProxyGetAttr, _ActorStop
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "HOOKS",
     "LOOP_FRAME",
     "PING",
+    "ExitHooks",
     "ReceiveHooks",
     "actor_hooks",
     "actor_of",
@@ -65,6 +67,9 @@ __all__ = [
     "call_handle_failure",
     "call_stop",
     "init_actor",
+    "init_future",
+    "install_exit_watcher",
+    "loop_ended",
     "loop_running",
     "loop_setup",
     "loop_teardown",
@@ -74,6 +79,7 @@ __all__ = [
     "report_failure",
     "start_loop",
     "stop_now",
+    "stopped_outside_exits",
     "unwrap_exits",
     "wrap_exits",
 ]
@@ -143,6 +149,18 @@ def init_actor(actor: pykka.Actor, inbox: ActorInbox, stopped: threading.Event) 
     actor.actor_inbox = inbox
     actor.actor_stopped = stopped
     actor._actor_ref = pykka.ActorRef(actor)
+
+
+_UNSET = _Unset()
+
+
+def init_future(future: pykka.Future[Any]) -> None:
+    """Set what ``pykka.Future.__init__`` sets, sharing one "no hook result yet" marker.
+
+    Pykka makes a marker object per future; it is only ever tested with ``isinstance``.
+    """
+    future._get_hook = None
+    future._get_hook_result = _UNSET
 
 
 def start_loop(actor: pykka.Actor) -> None:
@@ -296,6 +314,51 @@ def call_handle_failure(
         original(exception_type, exception_value, traceback)
     else:
         type(actor)._handle_failure(actor, exception_type, exception_value, traceback)
+
+
+# The monitors' handler of class-level exits (supervisors._monitor installs it on import).
+_exit_watcher: Any = None
+
+
+def install_exit_watcher(watcher: Any) -> None:
+    """Set what :class:`ExitHooks` actors report their exits to (``supervisors._monitor``)."""
+    global _exit_watcher  # set once, by the one module that watches exits
+    _exit_watcher = watcher
+
+
+class ExitHooks(pykka.Actor):
+    """Pykka's two exits, reported to the monitors by the class instead of wrapped per instance.
+
+    Watching an actor of a class built on this costs no wrapper on the instance (four bound
+    methods and two instance dicts fewer for the collector). The actor kind must keep one more
+    promise: call :func:`loop_ended` on the actor's thread once Pykka's message loop has
+    returned (the Down of a handler's crash waits for ``on_failure``, which Pykka calls from
+    that loop), and :func:`stopped_outside_exits` wherever it sets ``actor_stopped`` itself.
+    """
+
+    def _stop(self) -> None:
+        _exit_watcher.stop(self, super()._stop)
+
+    def _handle_failure(
+        self,
+        exception_type: type[BaseException] | None,
+        exception_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        parent = super()._handle_failure
+        _exit_watcher.handle_failure(
+            self, lambda: parent(exception_type, exception_value, traceback), exception_value
+        )
+
+
+def loop_ended(actor: pykka.Actor) -> None:
+    """Tell the monitors of an :class:`ExitHooks` actor that its message loop has returned."""
+    _exit_watcher.loop_ended(actor)
+
+
+def stopped_outside_exits(actor: pykka.Actor) -> None:
+    """Tell the monitors of an :class:`ExitHooks` actor that it stopped without either exit."""
+    _exit_watcher.stopped(actor)
 
 
 def registry_list() -> list[pykka.ActorRef[Any]]:

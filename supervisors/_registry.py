@@ -6,10 +6,11 @@ import threading
 from collections.abc import Hashable
 from typing import Any
 
+import msgspec
 import pykka
 
 from supervisors._errors import NAME_TAKEN, NOT_RUNNING, SupervisorError
-from supervisors._monitor import Down, Monitor, monitor
+from supervisors._monitor import Down, unwatch, watch_actor
 
 __all__ = ["Registry"]
 
@@ -25,7 +26,9 @@ class Registry:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: dict[Hashable, tuple[pykka.ActorRef[Any], Monitor | None]] = {}
+        # Two tables rather than one of (ref, monitor) pairs: no object per entry.
+        self._entries: dict[Hashable, pykka.ActorRef[Any]] = {}
+        self._keys: dict[Hashable, int] = {}  # each entry's monitor, once it is set up
 
     def register(self, name: Hashable, ref: pykka.ActorRef[Any]) -> pykka.ActorRef[Any]:
         """Register ``ref`` under ``name``.
@@ -42,41 +45,45 @@ class Registry:
             raise SupervisorError(NOT_RUNNING, f"{ref} is not running")
         with self._lock:
             entry = self._entries.get(name)
-            if entry is not None and entry[0].is_alive():
-                raise SupervisorError(NAME_TAKEN, f"{name!r} is registered to {entry[0]}")
-            self._entries[name] = (ref, None)
+            if entry is not None and entry.is_alive():
+                raise SupervisorError(NAME_TAKEN, f"{name!r} is registered to {entry}")
+            self._entries[name] = ref
+            self._keys.pop(name, None)
         # Outside the lock: for an actor that has just stopped, the callback runs at once.
-        entry_monitor = monitor(ref, _Dropper(self, name, ref))
+        watch, key = watch_actor(ref, _Dropper(self, name, ref))
+        if watch is None:
+            return ref
         with self._lock:
-            if self._entries.get(name) == (ref, None):
-                self._entries[name] = (ref, entry_monitor)
-            else:
-                entry_monitor.cancel()
+            if self._entries.get(name) is ref and name not in self._keys:
+                self._keys[name] = key
+                return ref
+        unwatch(ref, key)
         return ref
 
     def unregister(self, name: Hashable) -> bool:
         """Remove ``name``; return whether it was registered."""
         with self._lock:
             entry = self._entries.pop(name, None)
+            key = self._keys.pop(name, None)
         if entry is None:
             return False
-        if entry[1] is not None:
-            entry[1].cancel()
+        if key is not None:
+            unwatch(entry, key)
         return True
 
     def lookup(self, name: Hashable) -> pykka.ActorRef[Any] | None:
         """Return the running actor registered under ``name``, or None."""
         with self._lock:
             entry = self._entries.get(name)
-        if entry is None or not entry[0].is_alive():
+        if entry is None or not entry.is_alive():
             return None
-        return entry[0]
+        return entry
 
     def names(self) -> list[Hashable]:
         """Return the registered names whose actors are running, in registration order."""
         with self._lock:
             entries = list(self._entries.items())
-        return [name for name, (ref, _) in entries if ref.is_alive()]
+        return [name for name, ref in entries if ref.is_alive()]
 
     def __len__(self) -> int:
         return len(self.names())
@@ -86,21 +93,21 @@ class Registry:
 
     def _drop(self, name: Hashable, ref: pykka.ActorRef[Any]) -> None:
         with self._lock:
-            entry = self._entries.get(name)
-            if entry is not None and entry[0] is ref:
+            if self._entries.get(name) is ref:
                 del self._entries[name]
+                self._keys.pop(name, None)
 
 
-class _Dropper:
-    """An entry's monitor callback: drop the entry when its actor stops (slotted, not a closure,
-    since one lives as long as each registered actor)."""
+class _Dropper(msgspec.Struct, gc=False):
+    """An entry's monitor callback: drop the entry when its actor stops.
 
-    __slots__ = ("name", "ref", "registry")
+    Not tracked by the collector (``gc=False``): one lives as long as each registered actor,
+    and no cycle can run through it, since only the monitors' callback table refers to it.
+    """
 
-    def __init__(self, registry: Registry, name: Hashable, ref: pykka.ActorRef[Any]) -> None:
-        self.registry = registry
-        self.name = name
-        self.ref = ref
+    registry: Registry
+    name: Hashable
+    ref: pykka.ActorRef[Any]
 
     def __call__(self, _down: Down) -> None:
         self.registry._drop(self.name, self.ref)

@@ -15,6 +15,7 @@ import pykka
 
 from praxo_actors._log import get_logger
 from praxo_actors.actors._sched import wait_lock
+from supervisors import _pykka_compat as compat
 
 if TYPE_CHECKING:
     from supervisors._pykka_compat import GetHookFunc, OptExcInfo
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["MNFuture"]
 
 logger = get_logger("praxo_actors.actors")
+
+# The futures' striped locks: enough that unrelated futures seldom meet on one.
+_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 T = TypeVar("T")
 
@@ -37,12 +41,16 @@ class MNFuture(pykka.Future[T]):
     ``ActorRef.stop``) has no completion signal of its own: awaiting it waits in the loop's
     default executor.
 
-    A future is cheap: one lock, and a wait lock per blocked getter, made only when one waits.
+    A future is cheap: a lock shared with other futures, and a wait lock per blocked getter,
+    made only when one waits.
     """
 
     def __init__(self) -> None:
-        super().__init__()
-        self._lock = threading.Lock()
+        # Not pykka.Future.__init__: it makes an object per future only to mark "no hook result".
+        compat.init_future(self)
+        # A lock shared with other futures (held only for a few assignments, never while
+        # calling out): a lock of its own would be one more object per ask for the collector.
+        self._lock = _LOCKS[(id(self) >> 4) % len(_LOCKS)]
         self._done = False
         self._value: Any = None
         self._exc_info: OptExcInfo | None = None
@@ -69,7 +77,8 @@ class MNFuture(pykka.Future[T]):
             Exception: The exception set on the future.
         """
         if self._hooked:
-            with self._lock:
+            # Its own lock: a get hook blocks, maybe on a future that shares the striped lock.
+            with self._hook_lock:
                 return super().get(timeout=timeout)
         if not self._done:
             self._wait(timeout)
@@ -102,6 +111,7 @@ class MNFuture(pykka.Future[T]):
             if self._done:
                 raise queue.Full
             super().set_get_hook(func)
+            self._hook_lock = threading.Lock()
             self._hooked = True
 
     def add_done_callback(self, fn: Callable[[MNFuture[T]], object]) -> None:

@@ -180,7 +180,10 @@ def machine(
             result: Any = None
             attempt = 0
             context = ModelContext(run_id, session_id, step, event)
-            for model in attempts:
+            # By index, not `for model in attempts`: a run waiting on its model would hold the
+            # tuple's iterator, one more object for the collector per run in flight.
+            while attempt < len(attempts):
+                model = attempts[attempt]
                 attempt += 1
                 try:
                     result = yield CallModel(model, request, context)

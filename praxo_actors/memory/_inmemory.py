@@ -19,17 +19,20 @@ class InMemoryStore(StoreBase):
 
     def __init__(self, clock: Clock | None = None) -> None:
         super().__init__(clock)
-        self._data: dict[Namespace, dict[str, _Row]] = {}
+        # (text, created_ns, updated_ns) per key: a plain tuple of a string and two ints, which
+        # the collector stops tracking, where a _Row (a tuple subclass) is tracked for good.
+        self._data: dict[Namespace, dict[str, tuple[str, int, int]]] = {}
 
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
         rows = self._data.setdefault(namespace, {})
         old = rows.get(key)
-        created = now_ns if old is None else old.created_ns
-        rows[key] = _Row(namespace, key, text, created, max(now_ns, created))
+        created = now_ns if old is None else old[1]
+        rows[key] = (text, created, max(now_ns, created))
 
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
         rows = self._data.get(namespace)
-        return None if rows is None else rows.get(key)
+        found = None if rows is None else rows.get(key)
+        return None if found is None else _Row(namespace, key, *found)
 
     def _remove(self, namespace: Namespace, key: str) -> bool:
         rows = self._data.get(namespace)
@@ -41,7 +44,9 @@ class InMemoryStore(StoreBase):
 
     def _scan(self, prefix: Namespace, offset: int, limit: int | None) -> Iterator[_Row]:
         rows = (
-            self._data[ns][key] for ns in self._namespaces(prefix) for key in sorted(self._data[ns])
+            _Row(ns, key, *self._data[ns][key])
+            for ns in self._namespaces(prefix)
+            for key in sorted(self._data[ns])
         )
         return itertools.islice(rows, offset, None if limit is None else offset + limit)
 

@@ -240,7 +240,7 @@ class Activator:
         if documents is None or refs is None:
             return
         if batch.done:  # expired: the runs failed already; stop what started late
-            _stop(refs)
+            _stop_started(refs)
             return
         batch.done = True
         router = self.host.router
@@ -270,10 +270,10 @@ class Activator:
             for session_id, entry in batch.items:
                 router.activation_failed(session_id, entry, error)
             if batch.refs is not None:  # started, but the read never came: stop them
-                _stop(batch.refs)
+                _stop_started(batch.refs)
 
 
-def _stop(refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
+def _stop_started(refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
     for ref in refs:
         if isinstance(ref, pykka.ActorRef):
             ref.stop(block=False)

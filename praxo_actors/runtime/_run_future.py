@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MethodType
 
 from praxo_actors.actors import MNFuture
 from praxo_actors.models import RunResult
@@ -23,7 +24,12 @@ class RunFuture(MNFuture[RunResult]):
         super().__init__()
         self.run_id = run_id
         self.session_id = session_id
-        self._cancel = cancel
+        # A bound method is kept as its owner and function: a bound method made for each run
+        # would be one more object per run in flight for the collector.
+        self._cancel_owner: object = None
+        self._cancel: Callable[..., bool] | None = cancel
+        if isinstance(cancel, MethodType):
+            self._cancel_owner, self._cancel = cancel.__self__, cancel.__func__
 
     def __repr__(self) -> str:
         return f"<RunFuture {self.run_id} {'done' if self.done() else 'pending'}>"
@@ -37,6 +43,9 @@ class RunFuture(MNFuture[RunResult]):
         cooperative: a callback in flight is never interrupted). When it returns True the
         cancellation is on its way to the session, ahead of anything the caller does next.
         """
-        if self.done() or self._cancel is None:
+        cancel = self._cancel
+        if self.done() or cancel is None:
             return False
-        return self._cancel(self.run_id)
+        if self._cancel_owner is not None:
+            return cancel(self._cancel_owner, self.run_id)
+        return cancel(self.run_id)

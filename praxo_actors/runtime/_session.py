@@ -89,8 +89,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self.session: Session | None = None  # None until the Restore message
         self.position: LogPosition | None = None  # where the session stands in its log
         self.stash: list[Any] | None = None
-        # A list, not a deque: an idle session's empty deque would cost 600 bytes.
-        self.queue: list[StartRun] = []
+        # A list, not a deque: an idle session's empty deque would cost 600 bytes. None while
+        # empty: an idle session then holds no list for the collector to walk.
+        self.queue: list[StartRun] | None = None
         self.current: Run | None = None
         self._next_token = 0
         self._timers: dict[str, Any] | None = None  # run id -> deadline timer
@@ -121,7 +122,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         if self.current is not None:
             self.current.run.close()
             self.current = None
-        self.queue.clear()
+        self.queue = None
         for timer in (self._timers or {}).values():
             timer.cancel()
         self._timers = None
@@ -143,6 +144,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
                     return None  # resumed from the journal already (re-sent after a crash)
+                if self.queue is None:
+                    self.queue = []
                 self.queue.append(start)
                 if start.deadline_ns is not None:
                     self._arm_deadline(start.run_id, start.deadline_ns)
@@ -174,7 +177,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                     Info(
                         restored=self.session is not None,
                         agent=current.agent if current is not None else self._last_agent,
-                        queued_runs=len(self.queue) + len(self.stash or ()),
+                        queued_runs=len(self.queue or ()) + len(self.stash or ()),
                         running_run_id=None if current is None else current.run.run_id,
                         messages=0 if self.session is None else len(self.session.messages),
                         pending_interrupt=pending.get("payload"),
@@ -227,9 +230,10 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self._drop_queued(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
 
     def _drop_queued(self, run_id: str, error: AgentError) -> None:
-        for start in self.queue:
+        queue = self.queue or []
+        for start in queue:
             if start.run_id == run_id:
-                self.queue.remove(start)
+                queue.remove(start)
                 self._failed(run_id, error, _kept_as_is(start))
                 return
 
@@ -296,6 +300,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         host = self.host
         while self.current is None and self.queue:
             start = self.queue.pop(0)
+            if not self.queue:
+                self.queue = None
             deadline_ns = start.deadline_ns
             if deadline_ns is not None and host.clock.monotonic_ns() >= deadline_ns:
                 error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
@@ -340,7 +346,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                     case Emit(event=event):
                         shown = event if durable is None else durable.emitted(event)
                         if shown is not None:
-                            current.events.append(shown)
+                            current.add_event(shown)
                         effect = run.send(None)
                     case BeginStep():
                         effect = run.send(self._stop_code(current))

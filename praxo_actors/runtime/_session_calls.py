@@ -11,7 +11,7 @@ import contextlib
 import inspect
 from collections.abc import Callable
 from contextvars import ContextVar, copy_context
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -39,7 +39,7 @@ async def _await(value: Any) -> Any:
     return await value
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     run: AgentRun
     agent: str
@@ -48,10 +48,16 @@ class Run:
     keep: bool = False  # cancelled by newer input: commit the steps it completed
     token: int = 0
     task: Any = None  # the asyncio task of the async callback in flight, if any
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] | None = None  # made by the first event: most of a run's time, none
     durable: DurableRun | None = None
     # A durable run's next move, waiting for the store to acknowledge its journal write.
     held: tuple[Any, ...] | None = None
+
+    def add_event(self, event: Event) -> None:
+        """Queue an event to publish at the next callback or the end of the run."""
+        if self.events is None:
+            self.events = []
+        self.events.append(event)
 
 
 class _Deliver:
@@ -85,7 +91,7 @@ class CallbackSteps:
 
     def _publish(self, current: Run) -> None:
         if current.events:
-            events, current.events = current.events, []
+            events, current.events = current.events, None
             host = self.host
             if host.router.parents:  # a child run of an agent tool: say whose it is
                 events = [_tagged(host, event) for event in events]

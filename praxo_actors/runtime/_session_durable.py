@@ -40,7 +40,7 @@ class DurableSteps:
     def _resumed_event(self, current: Run, durable: DurableRun) -> None:
         event = durable.resumed_event()
         if event is not None:
-            current.events.append(event)
+            current.add_event(event)
 
     def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
         """Send a journal write; make ``move`` once the store has it (at once if no write)."""

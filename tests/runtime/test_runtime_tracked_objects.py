@@ -1,0 +1,26 @@
+"""The objects the garbage collector tracks per idle live session and per run in flight.
+
+Counts, not times: after ``gc.collect()`` they are the same on every run of the same code, so
+a change that makes a session or a run hold more for the collector fails here. 400 sessions:
+SQLite keeps a weak reference to each recent cursor (up to ~200, pruned in batches), which
+must not pass for a cost of each session.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from praxo_actors.testing._tracked import count_tracked
+
+IDLE_LIMIT = 12  # an idle live session that ran once (two messages)
+RUN_LIMIT = 20  # a run in flight, beyond a bare asyncio task awaiting the same model
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+def test_tracked_objects_per_idle_session_and_per_run_in_flight(store_kind: str) -> None:
+    """An idle live session holds <= 12 tracked objects; a run in flight adds <= 20."""
+    counts = count_tracked(store_kind, n=400)
+    assert counts.idle <= IDLE_LIMIT, counts.idle_types
+    assert counts.run_overhead <= RUN_LIMIT, counts.in_flight_types
+    # The floor is what an asyncio task awaiting an Event costs: a few objects, never zero.
+    assert 4 <= counts.bare_task <= 12, counts.bare_task
