@@ -9,9 +9,13 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._log import get_logger
+from praxo_actors.cluster._order import Turns
 from praxo_actors.models import Event
 
 __all__ = ["Host", "resolve_factory"]
+
+logger = get_logger("praxo_actors.cluster")
 
 
 def resolve_factory(factory: Any) -> Any:
@@ -48,6 +52,7 @@ class Host:
         for agent, (factory, per_session, durable) in ray.get(hub.agent_specs.remote()).items():
             self.runtime.register_agent(agent, resolve_factory(factory), per_session, durable)
         self._subscription: Any = None
+        self._turns = Turns()
 
     def ping(self) -> str:
         return self.name
@@ -69,11 +74,28 @@ class Host:
             self._subscription = None
 
     async def run(
-        self, session_id: str, agent: str, input: str, deadline: float | None, run_id: str
+        self,
+        session_id: str,
+        agent: str,
+        input: str,
+        deadline: float | None,
+        run_id: str,
+        number: int | None = None,
+        after: int | None = None,
     ) -> tuple[Any, ...]:
+        """Queue a run in its session, after its run number ``after`` (see ``_order``)."""
+        if after is not None and not await self._turns.wait(session_id, after):
+            logger.warning("run_turn_not_seen", session_id=session_id, run_id=run_id, after=after)
         try:
             handle = self.runtime.session(session_id, agent)
-            result = await handle._submit(run_id, input, deadline, None)
+            future = handle._submit(run_id, input, deadline, None)
+        except Exception as exc:
+            return _error(exc)
+        finally:
+            if number is not None:
+                self._turns.queued(session_id, number)
+        try:
+            result = await future
         except Exception as exc:
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(result))

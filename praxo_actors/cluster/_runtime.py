@@ -23,6 +23,7 @@ from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.cluster._host import Host
 from praxo_actors.cluster._hub import Hub
+from praxo_actors.cluster._order import Sent
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RuntimeStatistics
 
@@ -75,7 +76,17 @@ class ClusterRunFuture:
         self.agent = agent
         self.run_id = run_id
         self.host = host
+        self.number = -1  # the run's number in its session's order (see ``_order``)
         self._ref = ref
+
+    def settled(self) -> bool:
+        """Whether the run's call to its host has returned (its result or error is here)."""
+        import ray
+
+        if self._ref is None:  # being sent, on another thread
+            return False
+        ready, _ = ray.wait([self._ref], timeout=0)
+        return bool(ready)
 
     def get(self, timeout: float | None = None) -> RunResult:
         """Return the run's result, or raise its error.
@@ -211,6 +222,7 @@ class ClusterRuntime:
     _down: dict[str, float]
     _lock: threading.Lock
     _durable: set[str]
+    _sent: Sent
     events: ClusterEvents
     _stopped: bool
 
@@ -272,6 +284,7 @@ class ClusterRuntime:
         self._down = {}
         self._lock = threading.Lock()
         self._durable = set()
+        self._sent = Sent()
         self.events = ClusterEvents(self)
         self._stopped = False
         return self
@@ -323,8 +336,12 @@ class ClusterRuntime:
             raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
         run_id = new_run_id()
         name, host = self._route(session_id)
-        ref = host.run.remote(session_id, agent, input, deadline, run_id)
-        return ClusterRunFuture(self, session_id, agent, run_id, name, ref, (input, deadline))
+        future = ClusterRunFuture(self, session_id, agent, run_id, name, None, (input, deadline))
+        future.number, after = self._sent.send(session_id, name, future)
+        future._ref = host.run.remote(
+            session_id, agent, input, deadline, run_id, future.number, after
+        )
+        return future
 
     def _after_host_failed(self, future: ClusterRunFuture, timeout: float | None) -> RunResult:
         with self._lock:
@@ -341,8 +358,16 @@ class ClusterRuntime:
         import ray
 
         name, host = self._route(future.session_id)
+        order = self._sent.send_again(future.session_id, name, future, future.number)
+        if order is None:  # sent again now, it would commit after a run sent after it
+            raise AgentError(
+                "SESSION_CRASHED", f"host {future.host} died; a later run was sent", future.run_id
+            )
         input, deadline = future.sent
-        again = host.run.remote(future.session_id, future.agent, input, deadline, future.run_id)
+        future.host, (future.number, after) = name, order
+        again = future._ref = host.run.remote(
+            future.session_id, future.agent, input, deadline, future.run_id, future.number, after
+        )
         try:
             reply = ray.get(again, timeout=timeout)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):

@@ -50,6 +50,31 @@ def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: 
     assert _alive_actors() == before
 
 
+def test_runs_sent_without_waiting_commit_in_submission_order(
+    ray_cluster: Any, cluster_store: Any
+) -> None:
+    """Runs sent to a session while its earlier ones are in flight commit in the order they
+    were sent, although Ray starts a host's calls out of order."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        sessions, rounds = [f"o{i}" for i in range(30)], 40
+        futures = []
+        for n in range(rounds):
+            futures.extend(cluster.session(sid).run(f"{sid}/{n}") for sid in sessions)
+            if n % 2:  # two runs of each session in flight, then the next two sent
+                for future in futures[-2 * len(sessions) :]:
+                    future.get(timeout=TIMEOUT)
+        for future in futures:
+            future.get(timeout=TIMEOUT)
+        for sid in sessions:
+            users = [m.content for m in cluster.session(sid).history(TIMEOUT) if m.role == "user"]
+            assert users == [f"{sid}/{n}" for n in range(rounds)]
+    finally:
+        cluster.stop()
+
+
 def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
     """Durable runs in flight on the killed host finish on another; nothing acknowledged is
     lost; every run ends completed or with a code."""
