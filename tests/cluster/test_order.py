@@ -33,6 +33,7 @@ def test_a_run_follows_the_one_in_flight_to_the_same_host() -> None:
     n4, after4 = sent.send("s", "host-0", third)
     assert n4 > n3 and after4 is None  # the previous one returned: nothing to wait for
     n5, after5 = sent.send("s", "host-1", Future())
+    assert n5 > n4
     assert after5 is None  # another host: the previous one is not coming there
 
 
