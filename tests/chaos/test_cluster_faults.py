@@ -1,0 +1,241 @@
+"""The cluster under faults: 30 busy sessions on a local three-node Ray cluster over PostgreSQL
+while a host is SIGKILLed, a host is paused for 10 s, or PostgreSQL restarts.
+
+After each fault the history checker passes (every acknowledged run is in its session's log once,
+in submission order, with the output its caller got; no version is committed twice; every
+failure carries a code), and the cluster serves again without a restart: every busy session
+and a fresh session on every host get a run through. That wait is bounded generously, for a
+busy CI machine; the time it took is printed, and ``bench/cluster.py`` holds it to the 10 s
+target.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _history import History, check
+from _load import Load, fresh_session
+
+from praxo_actors import PraxoError
+from praxo_actors.models import Message
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("psycopg")
+
+from praxo_actors.cluster import ClusterRuntime  # noqa: E402
+from praxo_actors.memory import PostgresStore  # noqa: E402
+from praxo_actors.runtime import read_session  # noqa: E402
+from praxo_actors.testing._postgres import LocalPostgres, postgres_binaries  # noqa: E402
+
+pytestmark = pytest.mark.timeout(900)  # a cluster, a 10 s fault and its recovery, under load
+
+SESSIONS = 30  # half on a plain agent, half on a durable one with a tool
+TIMEOUT = 120.0  # any one call; generous for a machine whose cores are busy
+SERVE_BOUND = 120.0  # serving again after a fault; the 10 s target is bench/cluster.py's
+PAUSE_SECONDS = 10.0
+WARM_RUNS = 3 * SESSIONS  # runs acknowledged before the fault: it strikes mid-load
+_SCHEMAS = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[LocalPostgres]:
+    """A server of this module's own, since one test restarts it."""
+    if postgres_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (Debian: apt-get install postgresql)")
+    with LocalPostgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[Any]:
+    from praxo_actors.testing._ray import local_ray_cluster
+
+    with local_ray_cluster(nodes=3, path=[str(Path(__file__).parent)]) as cluster:
+        yield cluster
+
+
+@dataclass
+class Rig:
+    """A cluster of three hosts on a fresh schema of this module's server."""
+
+    cluster: ClusterRuntime
+    postgres: LocalPostgres
+    schema: str
+    record_property: Callable[[str, object], None]
+
+
+@pytest.fixture
+def rig(ray_cluster: Any, postgres: LocalPostgres, record_property: Any) -> Iterator[Rig]:
+    """Three hosts, the agents ``default`` and ``durable`` registered; stopped afterwards."""
+    schema = f"praxo_test_faults_{next(_SCHEMAS)}"
+    cluster = ClusterRuntime.start(
+        postgres.dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT
+    )
+    try:
+        cluster.register_agent("default", "fault_agents:echo")
+        cluster.register_agent("durable", "fault_agents:worker", durable=True)
+        yield Rig(cluster, postgres, schema, record_property)
+    finally:
+        cluster.stop()
+
+
+def _pid(cluster: ClusterRuntime, host: str) -> int:
+    """The process id of ``host`` (its Ray actor's worker process)."""
+    call = cluster._hosts[host].__ray_call__.remote(lambda _host: os.getpid())
+    pid: int = ray.get(call, timeout=TIMEOUT)
+    return pid
+
+
+def _probe(cluster: ClusterRuntime, history: History, host: str, deadline: float) -> float:
+    """Send fresh sessions to ``host`` until one is served there; return when it was."""
+    tick = threading.Event()  # never set: a bounded pause between two tries
+    while time.monotonic() < deadline:
+        sid = fresh_session(cluster, host)
+        if cluster.host_of(sid) != host:  # passed over for now (a call to it failed)
+            tick.wait(0.1)
+            continue
+        run = history.submitted(sid, f"{sid}/1")
+        try:
+            run.acknowledge(cluster.session(sid).run(run.input).get(timeout=TIMEOUT))
+        except PraxoError as exc:
+            run.fail(exc)
+            tick.wait(0.1)
+            continue
+        return time.monotonic()
+    raise AssertionError(f"{host} served no fresh session within {SERVE_BOUND} s")
+
+
+def _logs(rig: Rig, history: History) -> dict[str, list[Message]]:
+    """Each session's committed messages, read from the store itself."""
+    store = PostgresStore(rig.postgres.dsn, schema=rig.schema)
+    try:
+        return {sid: read_session(store, sid).messages for sid in history.sessions}
+    finally:
+        store.close()
+
+
+def codes(history: History) -> Counter[str]:
+    """The failure codes the callers got (an uncoded failure counts under its type's name)."""
+    return Counter(
+        getattr(run.error, "code", type(run.error).__name__)
+        for run in history.runs()
+        if run.error is not None
+    )
+
+
+def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
+    """Run the load, strike ``fault(victim host)`` mid-load (it returns when the fault ended),
+    wait until the cluster serves again, check the history and return it."""
+    cluster = rig.cluster
+    sessions = {f"s{i}": "default" if i % 2 else "durable" for i in range(SESSIONS)}
+    load = Load(cluster, sessions, timeout=TIMEOUT).start()
+    history = load.history
+    try:
+        assert load.acknowledged(WARM_RUNS, TIMEOUT), "the load did not get going"
+        ended = fault(cluster.host_of("s0"))
+        deadline = ended + SERVE_BOUND
+        served = load.served_since(ended, SERVE_BOUND)
+        assert served is not None, f"a busy session was not served within {SERVE_BOUND} s"
+        probes = [_probe(cluster, history, host, deadline) for host in cluster._hosts]
+        serve = max(served, *probes) - ended
+    finally:
+        load.stop(TIMEOUT)
+    rig.record_property("time_to_serve_s", round(serve, 3))
+    acked = sum(run.acknowledged for run in history.runs())
+    print(
+        f"\n{fault.__name__}: served again {serve:.2f} s after the fault; "
+        f"{acked} runs acknowledged, failures {dict(codes(history))}"
+    )
+    logs = _logs(rig, history)
+    violations = check(history, logs)
+    assert violations == [], "\n".join(f"{v.kind} {v.session_id}: {v.detail}" for v in violations)
+    for sid in sessions:  # the hosts serve what the store holds
+        served_log = cluster.session(sid).history(TIMEOUT)
+        assert [m.content for m in served_log] == [m.content for m in logs[sid]]
+    return history
+
+
+def test_the_load_alone_keeps_every_history(rig: Rig) -> None:
+    """Without a fault (the control of the others), every run completes and the check passes."""
+
+    def no_fault(_victim: str) -> float:
+        return time.monotonic()
+
+    assert codes(under_fault(rig, no_fault)) == Counter()
+
+
+def test_a_host_sigkilled_under_load(rig: Rig) -> None:
+    """A host's process is SIGKILLed: its runs in flight fail SESSION_CRASHED or (durable) end
+    on another host; Ray restarts it, and every session and host serves again."""
+    killed: list[tuple[str, int]] = []
+
+    def sigkill(victim: str) -> float:
+        pid = _pid(rig.cluster, victim)
+        os.kill(pid, signal.SIGKILL)
+        killed.append((victim, pid))
+        return time.monotonic()
+
+    failures = codes(under_fault(rig, sigkill))
+    # A host that took over sessions while the victim was down holds stale copies: its next
+    # commit to one of them is refused, and it reloads (see docs/cluster.md).
+    assert set(failures) <= {"SESSION_CRASHED", "SESSION_CONFLICT"}, failures
+    [(victim, pid)] = killed
+    assert _pid(rig.cluster, victim) != pid  # Ray restarted the host, in a new process
+
+
+def test_a_host_paused_for_ten_seconds_under_load(rig: Rig) -> None:
+    """A host's process is stopped (SIGSTOP) for 10 s and resumed: the other hosts serve
+    throughout, the paused host's runs finish late, and nothing fails."""
+    pause: list[tuple[set[str], float, float]] = []
+
+    def sigstop(victim: str) -> float:
+        busy = (f"s{i}" for i in range(SESSIONS))
+        others = {sid for sid in busy if rig.cluster.host_of(sid) != victim}
+        pid = _pid(rig.cluster, victim)
+        os.kill(pid, signal.SIGSTOP)
+        began = time.monotonic()
+        try:
+            # The fault is the pause itself: it lasts PAUSE_SECONDS whatever else happens.
+            threading.Event().wait(PAUSE_SECONDS)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        ended = time.monotonic()
+        pause.append((others, began, ended))
+        return ended
+
+    history = under_fault(rig, sigstop)
+    assert codes(history) == Counter()
+    [(others, began, ended)] = pause
+    served = {
+        run.session_id
+        for run in history.runs()
+        if run.acknowledged and run.settled_at is not None and began < run.settled_at < ended
+    }
+    assert others and others <= served  # every session of the other hosts was served meanwhile
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="PostgresStore keeps its connection after the server restarts: every later run "
+    "fails STORE_FAILED",
+)
+def test_postgres_restarted_under_load(rig: Rig) -> None:
+    """PostgreSQL restarts: runs during the outage fail STORE_FAILED (nothing acknowledged is
+    lost), and every host reconnects and serves again."""
+
+    def restart(_victim: str) -> float:
+        rig.postgres.restart()
+        return time.monotonic()
+
+    failures = codes(under_fault(rig, restart))
+    assert set(failures) <= {"STORE_FAILED", "SESSION_CONFLICT"}, failures
