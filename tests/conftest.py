@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from _helpers import Events, Scripted, assert_no_new_threads
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from praxo_actors.testing._postgres import PostgresServer
 
 # In CI the property tests run a fixed sequence of examples, so a green run is reproducible;
 # locally they draw new examples each time, to keep finding new inputs.
@@ -60,6 +64,36 @@ def postgres_dsn(postgres_server: str) -> Iterator[str]:
     import psycopg
 
     with psycopg.connect(postgres_server, autocommit=True) as conn:
+        for (schema,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'praxo_test_%'"
+        ).fetchall():
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def _restartable_postgres() -> Iterator[PostgresServer]:
+    """A server of its own for tests that stop and start it (the shared one stays up)."""
+    from praxo_actors.testing._postgres import postgres_binaries, postgres_server
+
+    if postgres_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (Debian: apt-get install postgresql)")
+    with postgres_server() as started:
+        yield started
+
+
+@pytest.fixture
+def restartable_postgres(_restartable_postgres: PostgresServer) -> Iterator[PostgresServer]:
+    """That server, running; after the test it runs again (whatever the test stopped) and the
+    schemas the test's stores made (``praxo_test_*``) are dropped."""
+    server = _restartable_postgres
+    if not server.running:
+        server.start()
+    yield server
+    if not server.running:
+        server.start()
+    import psycopg
+
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
         for (schema,) in conn.execute(
             "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'praxo_test_%'"
         ).fetchall():

@@ -17,11 +17,11 @@ from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
 
 import msgspec
 
-from praxo_actors._errors import JSONError, MemoryStoreError
+from praxo_actors._errors import JSONError, MemoryStoreError, PraxoError
 from praxo_actors.core import encode_json
 from praxo_actors.memory._item import Item
 
-__all__ = ["Clock", "Namespace", "Store", "StoreBase"]
+__all__ = ["Clock", "Namespace", "Store", "StoreBase", "decode_row"]
 
 Namespace = tuple[str, ...]
 """A namespace: a non-empty tuple of non-empty labels, e.g. ``("users", "ada", "notes")``."""
@@ -170,8 +170,23 @@ def json_equal(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+def decode_row(row: _Row) -> dict[str, Any]:
+    """Return a row's value; a backend only ever stores JSON objects, so anything else is damage.
+
+    Raises:
+        PraxoError: ``STORE_FAILED`` when the stored text is not a JSON object.
+    """
+    try:
+        return _decode_value(row.text)
+    except (msgspec.DecodeError, TypeError) as exc:
+        raise PraxoError(
+            "STORE_FAILED",
+            f"the value stored under {row.namespace!r}, {row.key!r} is damaged: {exc}",
+        ) from None
+
+
 def _to_item(row: _Row) -> Item:
-    return Item(row.namespace, row.key, _decode_value(row.text), row.created_ns, row.updated_ns)
+    return Item(row.namespace, row.key, decode_row(row), row.created_ns, row.updated_ns)
 
 
 class StoreBase(abc.ABC):
@@ -411,9 +426,9 @@ class StoreBase(abc.ABC):
 
 
 def _matches(row: _Row, filter: dict[str, Any] | None, needle: str | None) -> bool:
-    if needle is not None and needle not in row.text.casefold():
+    if needle is not None and needle not in str(row.text).casefold():
         return False
     if filter:
-        value = _decode_value(row.text)
+        value = decode_row(row)
         return all(k in value and json_equal(value[k], v) for k, v in filter.items())
     return True

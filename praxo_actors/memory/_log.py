@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from praxo_actors.memory._base import StoreBase
+from praxo_actors.memory._base import StoreBase, decode_row
 
 __all__ = [
     "MAX_ENTRIES",
@@ -50,7 +50,6 @@ JOURNAL = ("praxo", "journal")
 RESULTS = ("praxo", "results")
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
-_DECODER = msgspec.json.Decoder()
 HEAD_FIELDS = ("version", "base", "results")
 
 RESULTS_KEPT = 100
@@ -166,7 +165,7 @@ class SessionLog:
             with store._lock:
                 store._check_open()
                 rows = store._read_many(namespace, keys)
-            return [None if row is None else _DECODER.decode(row.text) for row in rows]
+            return [None if row is None else decode_row(row) for row in rows]
         get_many = getattr(self.store, "get_many", None)
         if get_many is not None:
             items = get_many(namespace, keys)
@@ -258,8 +257,9 @@ class SessionLog:
         """
         transaction = getattr(self.store, "session_transaction", None)
         if transaction is not None:  # a shared database: the compare-and-set holds across hosts
-            with transaction([c.session_id for c in commits if c.record is not None]):
-                return self._write(commits, appends)
+            ids = [c.session_id for c in commits if c.record is not None]
+            applied: list[bool] = transaction(ids, lambda: self._write(commits, appends))
+            return applied
         if self._lock is None:
             return self._write(commits, appends)
         with self._lock:

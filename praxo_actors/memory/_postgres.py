@@ -5,21 +5,54 @@ namespace encoding (every label UTF-8 and a NUL byte, so that prefix search is a
 range). Many processes and hosts may share one database: the session log's versioned commits
 (:mod:`praxo_actors.memory._log`) then run inside one transaction holding a per-session
 advisory lock, so two hosts racing on one session can never both commit on the same version.
+
+The store outlives its connection. When the server restarts or the connection drops, the
+call that finds it lost reconnects at once and, if it is safe, runs again on the new one: a
+read, an upsert, or a transaction whose ``COMMIT`` was not yet sent (the server rolled it
+back). While the server stays down, calls fail ``STORE_FAILED`` at once and attempts to
+reconnect are spaced by :class:`~praxo_actors.memory._backoff.Backoff`; each attempt is bounded
+by ``connect_timeout``. No psycopg error reaches a caller: every one becomes ``STORE_FAILED``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from praxo_actors._errors import MemoryStoreError
+from praxo_actors._errors import MemoryStoreError, PraxoError
+from praxo_actors.memory._backoff import Backoff
 from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
+
+try:
+    import psycopg
+    from psycopg import conninfo as _conninfo
+except ImportError:  # pragma: no cover - the extra is missing: the constructor says so
+    psycopg = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    Connection = psycopg.Connection[Any]
 
 __all__ = ["PostgresStore"]
 
+T = TypeVar("T")
+
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+# libpq waits on a peer that vanished (a host powered off, a partition) as long as the OS does,
+# which is up to hours; with these a dead connection is found within 10 + 5 * 3 = 25 s.
+_CONNECTION_DEFAULTS = {
+    "keepalives": "1",
+    "keepalives_idle": "10",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+    "application_name": "praxo_actors",
+}
+
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))"
 
 
 def _encode_ns(namespace: Namespace) -> bytes:
@@ -27,7 +60,14 @@ def _encode_ns(namespace: Namespace) -> bytes:
 
 
 def _decode_ns(blob: bytes) -> Namespace:
-    return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
+    try:
+        return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
+    except UnicodeDecodeError as exc:  # only a row written past the store could hold this
+        raise PraxoError("STORE_FAILED", f"a stored namespace is not UTF-8: {exc}") from None
+
+
+def _failed(exc: BaseException) -> PraxoError:
+    return PraxoError("STORE_FAILED", f"PostgreSQL: {type(exc).__name__}: {exc}")
 
 
 class PostgresStore(StoreBase):
@@ -35,49 +75,59 @@ class PostgresStore(StoreBase):
 
     Args:
         dsn: A libpq connection string (``"host=127.0.0.1 port=5432 dbname=praxo"``, or a
-            ``postgresql://`` URL).
+            ``postgresql://`` URL). Its own ``connect_timeout``, keepalive or
+            ``application_name`` settings win over the store's defaults.
         schema: The schema holding the table (created if missing): one per application.
         clock: Source of the ``created_ns``/``updated_ns`` stamps (default ``time.time_ns``).
+        connect_timeout: Seconds each connection attempt may take (libpq counts whole seconds,
+            at least 2).
+        max_reconnect_delay: The longest wait, in seconds, between two attempts to reconnect
+            while the server is unreachable (the first attempt is at once; the delays double
+            from 0.05 s, with jitter, up to this).
+        monotonic: Source of seconds for those delays (``time.monotonic``); injected by tests.
 
     Raises:
         ImportError: psycopg is not installed (``pip install 'praxo-actors[postgres]'``).
         MemoryStoreError: ``MEMORY_INVALID_NAMESPACE`` for a bad schema name.
-        psycopg.Error: The server cannot be reached or refuses the connection.
+        PraxoError: ``STORE_FAILED`` when ``dsn`` is not a connection string or the server
+            cannot be reached or refuses the connection.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "public", clock: Clock | None = None) -> None:
-        try:
-            import psycopg
-        except ImportError:  # pragma: no cover - the extra is missing
-            raise ImportError(
-                "PostgresStore needs psycopg: pip install 'praxo-actors[postgres]'"
-            ) from None
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "public",
+        clock: Clock | None = None,
+        connect_timeout: float = 5.0,
+        max_reconnect_delay: float = 2.0,
+        monotonic: Callable[[], float] | None = None,
+    ) -> None:
+        if psycopg is None:  # pragma: no cover - the extra is missing
+            raise ImportError("PostgresStore needs psycopg: pip install 'praxo-actors[postgres]'")
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
             raise MemoryStoreError(
                 "MEMORY_INVALID_NAMESPACE", f"schema must match [a-z_][a-z0-9_]*, got {schema!r}"
             )
+        if not connect_timeout > 0:
+            raise ValueError(f"connect_timeout must be positive, got {connect_timeout!r}")
         super().__init__(clock)
         self.dsn = dsn
         self.schema = schema
         self._table = f'"{schema}".praxo_memory_items'
-        self._conn = psycopg.connect(dsn, autocommit=True)
+        self._conninfo = _with_defaults(dsn, connect_timeout)
+        self._backoff = Backoff(
+            maximum=max_reconnect_delay,
+            monotonic=time.monotonic if monotonic is None else monotonic,
+        )
+        self._conn: Connection | None = None
+        self._in_transaction = False
+        self.connections = 0
+        """How many connections the store has opened (the first, then one per reconnection)."""
         try:
-            with self._conn.transaction():
-                # ``IF NOT EXISTS`` does not hold between two connections creating the same
-                # schema at once (the second fails on a unique index): one at a time.
-                self._conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))",
-                    (f"praxo_actors.schema:{schema}",),
-                )
-                self._conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-                self._conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {self._table} ("
-                    'namespace bytea NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, '
-                    "created_ns bigint NOT NULL, updated_ns bigint NOT NULL, "
-                    "PRIMARY KEY (namespace, key))"
-                )
-        except Exception:
-            self._conn.close()
+            self._run(self._atomic(self._create_schema), retry=False)
+        except BaseException:
+            self._drop()
             raise
         self._upsert = (
             f"INSERT INTO {self._table} (namespace, key, value, created_ns, updated_ns) "
@@ -89,24 +139,146 @@ class PostgresStore(StoreBase):
     def __repr__(self) -> str:
         return f"PostgresStore(schema={self.schema!r})"
 
-    @contextlib.contextmanager
-    def session_transaction(self, session_ids: Sequence[str]) -> Iterator[None]:
-        """Run a block in one transaction that holds each session's advisory lock.
+    def _create_schema(self, conn: Connection) -> None:
+        # ``IF NOT EXISTS`` does not hold between two connections creating the same schema at
+        # once (the second fails on a unique index): one at a time.
+        conn.execute(_LOCK, (f"praxo_actors.schema:{self.schema}",))
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {self._table} ("
+            'namespace bytea NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, '
+            "created_ns bigint NOT NULL, updated_ns bigint NOT NULL, "
+            "PRIMARY KEY (namespace, key))"
+        )
+
+    def session_transaction(self, session_ids: Sequence[str], work: Callable[[], T]) -> T:
+        """Run ``work`` in one transaction that holds each session's advisory lock.
 
         The session log's writer reads the logs' heads and writes its commits inside it, so a
-        commit's compare-and-set holds against every other connection (host) too.
+        commit's compare-and-set holds against every other connection (host) too. When the
+        connection is lost before the ``COMMIT`` is sent, ``work`` runs once more on a new
+        connection (it re-reads the heads there: the first attempt left nothing behind).
+
+        Raises:
+            PraxoError: ``STORE_FAILED`` when the server cannot be reached, or the connection
+                was lost during the ``COMMIT`` (the commit may or may not have applied).
         """
+        ids = sorted(set(session_ids))  # one order for every host: no deadlock
+
+        def locked(conn: Connection) -> T:
+            for session_id in ids:
+                conn.execute(_LOCK, (session_id,))
+            return work()
+
         with self._lock:
             self._check_open()
-            with self._conn.transaction():
-                for session_id in sorted(set(session_ids)):  # one order: no deadlock
-                    self._conn.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (session_id,)
-                    )
-                yield
+            return self._run(self._atomic(locked))
+
+    # -- connection --------------------------------------------------------------------------
+
+    def _run(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
+        """Run ``work`` on the connection (the lock held), reconnecting first if it is lost.
+
+        Inside a transaction ``work`` runs on its connection, and psycopg's errors pass
+        through for the transaction to judge. Otherwise an error becomes ``STORE_FAILED``; when
+        it lost the connection and ``retry`` says ``work`` may run twice, it runs once more on
+        a new connection first.
+        """
+        if self._in_transaction:
+            assert self._conn is not None
+            return work(self._conn)
+        conn = self._connection()
+        try:
+            return work(conn)
+        except psycopg.Error as exc:
+            if not (self._lost(conn) and retry):
+                raise _failed(exc) from None
+        conn = self._connection()  # the first attempt after a loss is at once
+        try:
+            return work(conn)
+        except psycopg.Error as exc:
+            self._lost(conn)
+            raise _failed(exc) from None
+
+    def _atomic(self, work: Callable[[Connection], T]) -> Callable[[Connection], T]:
+        """Return ``work`` made one transaction, whose errors before its ``COMMIT`` may be
+        retried (the server rolls such a transaction back) and whose error in it may not."""
+
+        def attempt(conn: Connection) -> T:
+            if self._in_transaction:
+                return work(conn)  # part of the enclosing transaction
+            committing = False
+            self._in_transaction = True
+            try:
+                with conn.transaction():
+                    result = work(conn)
+                    committing = True
+            except psycopg.Error as exc:
+                if not committing:
+                    raise
+                lost = self._lost(conn)
+                raise PraxoError(
+                    "STORE_FAILED",
+                    "PostgreSQL: the connection was lost during COMMIT: the transaction may "
+                    f"or may not have applied ({exc})"
+                    if lost
+                    else f"PostgreSQL: COMMIT failed: {type(exc).__name__}: {exc}",
+                ) from None
+            finally:
+                self._in_transaction = False
+            return result
+
+        return attempt
+
+    def _connection(self) -> Connection:
+        """Return the open connection, or open one when the backoff allows.
+
+        Raises:
+            PraxoError: ``STORE_FAILED`` when the attempt fails or is not yet due.
+        """
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        self._drop()
+        wait = self._backoff.remaining()
+        if wait > 0:
+            raise PraxoError(
+                "STORE_FAILED",
+                f"PostgreSQL is unreachable ({self._backoff.failures} failed attempts to "
+                f"connect); the next attempt is due in {wait:.2f} s",
+            )
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True)
+        except psycopg.Error as exc:
+            delay = self._backoff.failed()
+            raise PraxoError(
+                "STORE_FAILED",
+                f"cannot connect to PostgreSQL (next attempt in {delay:.2f} s): {exc}",
+            ) from None
+        self._backoff.succeeded()
+        self._conn = conn
+        self.connections += 1
+        return conn
+
+    def _lost(self, conn: Connection) -> bool:
+        """Whether ``conn`` is gone; if so it is dropped, and the next call reconnects."""
+        if not conn.closed:
+            return False
+        if conn is self._conn:
+            self._drop()
+        return True
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+
+    # -- the store's hooks -------------------------------------------------------------------
 
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
-        self._conn.execute(self._upsert, (_encode_ns(namespace), key, text, now_ns, now_ns))
+        params = (_encode_ns(namespace), key, text, now_ns, now_ns)
+        self._run(lambda conn: conn.execute(self._upsert, params))  # an upsert may run twice
 
     def _write_many(self, rows: list[tuple[Namespace, str, str]], now_ns: int) -> None:
         self._apply(rows, [], now_ns)
@@ -117,39 +289,52 @@ class PostgresStore(StoreBase):
         deletes: list[tuple[Namespace, str]],
         now_ns: int,
     ) -> None:
-        with self._conn.transaction(), self._conn.cursor() as cursor:
-            if rows:
-                cursor.executemany(
-                    self._upsert,
-                    [(_encode_ns(ns), key, text, now_ns, now_ns) for ns, key, text in rows],
-                )
-            if deletes:
-                cursor.executemany(
-                    f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s",
-                    [(_encode_ns(ns), key) for ns, key in deletes],
-                )
+        upserts = [(_encode_ns(ns), key, text, now_ns, now_ns) for ns, key, text in rows]
+        removed = [(_encode_ns(ns), key) for ns, key in deletes]
+
+        def work(conn: Connection) -> None:
+            with conn.cursor() as cursor:
+                if upserts:
+                    cursor.executemany(self._upsert, upserts)
+                if removed:
+                    cursor.executemany(
+                        f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s", removed
+                    )
+
+        self._run(self._atomic(work))
 
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
-        found = self._conn.execute(
-            f"SELECT value, created_ns, updated_ns FROM {self._table} "
-            "WHERE namespace = %s AND key = %s",
-            (_encode_ns(namespace), key),
-        ).fetchone()
+        params = (_encode_ns(namespace), key)
+        found = self._run(
+            lambda conn: conn.execute(
+                f"SELECT value, created_ns, updated_ns FROM {self._table} "
+                "WHERE namespace = %s AND key = %s",
+                params,
+            ).fetchone()
+        )
         return None if found is None else _Row(namespace, key, *found)
 
     def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
-        rows = self._conn.execute(
-            f"SELECT key, value, created_ns, updated_ns FROM {self._table} "
-            "WHERE namespace = %s AND key = ANY(%s)",
-            (_encode_ns(namespace), keys),
-        ).fetchall()
+        params = (_encode_ns(namespace), keys)
+        rows = self._run(
+            lambda conn: conn.execute(
+                f"SELECT key, value, created_ns, updated_ns FROM {self._table} "
+                "WHERE namespace = %s AND key = ANY(%s)",
+                params,
+            ).fetchall()
+        )
         found = {key: _Row(namespace, key, *rest) for key, *rest in rows}
         return [found.get(key) for key in keys]
 
     def _remove(self, namespace: Namespace, key: str) -> bool:
-        cursor = self._conn.execute(
-            f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s",
-            (_encode_ns(namespace), key),
+        params = (_encode_ns(namespace), key)
+        # Not run twice: a delete that applied before the connection was lost would then
+        # answer False for a row it removed.
+        cursor = self._run(
+            lambda conn: conn.execute(
+                f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s", params
+            ),
+            retry=False,
         )
         return cursor.rowcount > 0
 
@@ -161,19 +346,41 @@ class PostgresStore(StoreBase):
 
     def _scan(self, prefix: Namespace, offset: int, limit: int | None) -> Iterator[_Row]:
         where, params = self._range(prefix)
-        rows = self._conn.execute(
-            f"SELECT namespace, key, value, created_ns, updated_ns FROM {self._table} {where} "
-            "ORDER BY namespace, key LIMIT %s OFFSET %s",
-            (*params, limit, offset),
-        ).fetchall()
-        return (_Row(_decode_ns(blob), key, text, c, u) for blob, key, text, c, u in rows)
+        rows = self._run(
+            lambda conn: conn.execute(
+                f"SELECT namespace, key, value, created_ns, updated_ns FROM {self._table} "
+                f"{where} ORDER BY namespace, key LIMIT %s OFFSET %s",
+                (*params, limit, offset),
+            ).fetchall()
+        )
+        return iter([_Row(_decode_ns(blob), key, text, c, u) for blob, key, text, c, u in rows])
 
     def _namespaces(self, prefix: Namespace) -> Iterator[Namespace]:
         where, params = self._range(prefix)
-        rows = self._conn.execute(
-            f"SELECT DISTINCT namespace FROM {self._table} {where} ORDER BY namespace", params
-        ).fetchall()
-        return (_decode_ns(blob) for (blob,) in rows)
+        rows = self._run(
+            lambda conn: conn.execute(
+                f"SELECT DISTINCT namespace FROM {self._table} {where} ORDER BY namespace", params
+            ).fetchall()
+        )
+        return iter([_decode_ns(blob) for (blob,) in rows])
 
     def _close(self) -> None:
-        self._conn.close()
+        self._drop()
+
+
+def _with_defaults(dsn: str, connect_timeout: float) -> str:
+    """Return ``dsn`` with the store's connection defaults for what it leaves unset.
+
+    Raises:
+        PraxoError: ``STORE_FAILED`` when ``dsn`` is not a connection string.
+    """
+    if not isinstance(dsn, str):
+        raise PraxoError("STORE_FAILED", f"dsn must be a str, got {type(dsn).__name__}")
+    try:
+        params: dict[str, Any] = _conninfo.conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        raise PraxoError("STORE_FAILED", f"not a PostgreSQL connection string: {exc}") from None
+    for name, value in _CONNECTION_DEFAULTS.items():
+        params.setdefault(name, value)
+    params.setdefault("connect_timeout", str(max(2, math.ceil(connect_timeout))))
+    return _conninfo.make_conninfo("", **params)

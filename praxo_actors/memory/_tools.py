@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from praxo_actors._errors import MemoryStoreError
+from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, ToolError
 from praxo_actors.memory._base import Store, check_namespace
 
@@ -22,7 +22,9 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
 
     Handlers return JSON values, and report a model's mistakes by returning a
     :class:`~praxo_actors.agent.ToolError` with code ``MEMORY_INVALID_KEY``,
-    ``MEMORY_INVALID_VALUE``, ``MEMORY_INVALID_ARGUMENTS`` or ``MEMORY_NOT_FOUND``.
+    ``MEMORY_INVALID_VALUE``, ``MEMORY_INVALID_ARGUMENTS`` or ``MEMORY_NOT_FOUND``. A store
+    that fails (``STORE_FAILED``: its database down or damaged) is reported the same way, so
+    the model learns that nothing was stored or found and the run goes on.
 
     Args:
         store: Any memory store (e.g. ``InMemoryStore`` or ``SQLiteStore``).
@@ -43,7 +45,7 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
             return ToolError("MEMORY_INVALID_VALUE", "value must be an object or a string")
         try:
             store.put(ns, key, value)
-        except MemoryStoreError as exc:
+        except PraxoError as exc:
             return ToolError(exc.code, exc.message)
         return {"key": key, "stored": True}
 
@@ -51,7 +53,7 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
         key: Any = args.get("key")
         try:
             item = store.get(ns, key)
-        except MemoryStoreError as exc:
+        except PraxoError as exc:
             return ToolError(exc.code, exc.message)
         if item is None:
             return ToolError("MEMORY_NOT_FOUND", f"nothing is remembered under {key!r}")
@@ -75,7 +77,10 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
         offset = 0
         # The store searches by prefix; page until `limit` items of this exact namespace are found.
         while len(results) < limit:
-            page = store.search(ns, query=query, limit=limit, offset=offset)
+            try:
+                page = store.search(ns, query=query, limit=limit, offset=offset)
+            except PraxoError as exc:
+                return ToolError(exc.code, exc.message)
             results += ({"key": i.key, "value": i.value} for i in page if i.namespace == ns)
             if len(page) < limit:
                 break

@@ -32,7 +32,8 @@ def lease(store: Any) -> Callable[[], None]:
     """Hold ``store`` for one runtime; return the function that releases it.
 
     Raises:
-        PraxoError: ``STORE_LOCKED`` if another runtime holds it.
+        PraxoError: ``STORE_LOCKED`` if another runtime holds it; ``STORE_FAILED`` if the
+            lock file cannot be opened or locked.
     """
     key = id(store)
     with _held_lock:
@@ -60,20 +61,26 @@ def _lock_file(path: str) -> Callable[[], None] | None:
     if fcntl is None:
         return None
     lock_path = f"{path}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise PraxoError("STORE_FAILED", f"cannot open the lock file {lock_path}: {exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # for people: who holds it
     except BlockingIOError:
         os.close(fd)
         raise PraxoError(
             "STORE_LOCKED",
             f"{path} is held by another runtime (in this process or another: see {lock_path})",
         ) from None
+    except OSError as exc:  # e.g. a file system without locks (ENOLCK)
+        os.close(fd)
+        raise PraxoError("STORE_FAILED", f"cannot lock {lock_path}: {exc}") from None
     except BaseException:
         os.close(fd)
         raise
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())  # for people: who holds it
 
     def release() -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)

@@ -160,7 +160,9 @@ class Runtime:
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
-                another runtime (in this process or another) holds the store.
+                another runtime (in this process or another) holds the store;
+                ``STORE_CORRUPT`` when ``store`` is the path of a file that is not a sound
+                store database; ``STORE_FAILED`` when that file cannot be opened or locked.
         """
         config = RuntimeConfig(
             max_live_sessions=max_live_sessions,
@@ -243,7 +245,12 @@ class Runtime:
         if store is None:
             store = InMemoryStore()
         elif isinstance(store, str | Path):
-            Path(store).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(store).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise PraxoError(
+                    "STORE_FAILED", f"cannot make the folder of {store}: {exc}"
+                ) from None
             store = SQLiteStore(store)
         self.store = store
         try:

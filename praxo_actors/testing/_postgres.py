@@ -2,10 +2,11 @@
 
 ``with local_postgres() as dsn:`` runs ``initdb`` in a temporary directory and starts the
 server on 127.0.0.1 on a free port (as the ``postgres`` user when run as root: the server
-refuses root), then stops it and removes the directory. :class:`LocalPostgres` is the same
-server as an object that a test can also stop and start again (a restart under load). It needs
-the server binaries (Debian: ``apt-get install postgresql``); :func:`postgres_binaries` says
-whether they are there.
+refuses root), then stops it and removes the directory. ``with postgres_server() as server:``
+does the same and yields a :class:`PostgresServer`, whose ``stop``, ``start`` and ``restart``
+take the server down and up again on the same port and data (to test what a client does while
+its database restarts). It needs the server binaries (Debian: ``apt-get install postgresql``);
+:func:`postgres_binaries` says whether they are there.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["LocalPostgres", "local_postgres", "postgres_binaries"]
+__all__ = ["PostgresServer", "local_postgres", "postgres_binaries", "postgres_server"]
+
+StopMode = Literal["smart", "fast", "immediate"]
 
 
 def postgres_binaries() -> Path | None:
@@ -42,37 +46,24 @@ def _free_port() -> int:
         return port
 
 
-class LocalPostgres:
-    """A throwaway PostgreSQL server on 127.0.0.1 that a test can stop and start again.
+class PostgresServer:
+    """A server in a directory of its own: its DSN, and commands to stop and start it.
 
-    ``start()`` runs ``initdb`` the first time; ``stop()`` shuts the server down (``fast``:
-    every client's connection is cut, as in a real restart); ``restart()`` does both; ``close()``
-    stops it and removes its files. The port stays the same, so a client's DSN stays valid.
-
-    Args:
-        timeout: Seconds each ``initdb`` / ``pg_ctl`` call may take.
-
-    Raises:
-        RuntimeError: The binaries are missing (from the constructor), or the server did not
-            start (from ``start``).
+    Made by :func:`postgres_server`; ``stop`` and ``start`` keep the data and the port, so a
+    client's DSN stays valid across a restart. Each command waits for the server (``pg_ctl -w``)
+    at most ``timeout`` seconds.
     """
 
-    def __init__(self, timeout: float = 60.0) -> None:
-        bindir = postgres_binaries()
-        if bindir is None:
-            raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    def __init__(self, bindir: Path, root: Path, port: int, timeout: float) -> None:
+        self.root = root
+        self.port = port
+        self.dsn = f"host=127.0.0.1 port={port} user=praxo dbname=postgres"
         self._bindir = bindir
+        self._data = root / "data"
         self._timeout = timeout
-        self._root = Path(tempfile.mkdtemp(prefix="praxo-pg-"))
-        self._data, self._sockets = self._root / "data", self._root / "sockets"
-        self._sockets.mkdir()
         self._as_user: list[str] = []
         if os.geteuid() == 0:  # the server will not run as root
-            shutil.chown(self._root, "postgres")
-            shutil.chown(self._sockets, "postgres")
             self._as_user = ["runuser", "-u", "postgres", "--"]
-        self.port = _free_port()
-        self.dsn = f"host=127.0.0.1 port={self.port} user=praxo dbname=postgres"
         self.running = False
 
     def _run(self, *args: str) -> None:
@@ -84,57 +75,80 @@ class LocalPostgres:
             timeout=self._timeout,
         )
 
+    def _init(self) -> None:
+        sockets = self.root / "sockets"
+        sockets.mkdir()
+        if self._as_user:
+            shutil.chown(self.root, "postgres")
+            shutil.chown(sockets, "postgres")
+        initdb = str(self._bindir / "initdb")
+        try:
+            self._run(initdb, "-D", str(self._data), "-A", "trust", "-U", "praxo", "-E", "UTF8")
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            detail = getattr(exc, "stderr", "") or ""
+            raise RuntimeError(f"PostgreSQL did not start: {exc}\n{detail}") from None
+
     def start(self) -> None:
-        """Start the server (creating its data directory the first time); wait until it is up.
+        """Start the server (the first time, create its data) and wait until it accepts
+        connections.
 
         Raises:
-            RuntimeError: The server did not start.
+            RuntimeError: The server did not start within the timeout.
         """
+        if not self._data.exists():
+            self._init()
+        sockets = self.root / "sockets"
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {sockets} -c fsync=off"
+        log = str(self.root / "server.log")  # the server's output: never the caller's pipes
         try:
-            if not self._data.exists():
-                initdb = str(self._bindir / "initdb")
-                self._run(initdb, "-D", str(self._data), "-A", "trust", "-U", "praxo", "-E", "UTF8")
-            options = (
-                f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self._sockets} -c fsync=off"
-            )
-            log = str(self._root / "server.log")  # the server's output: never the caller's pipes
-            pg_ctl = str(self._bindir / "pg_ctl")
-            self._run(pg_ctl, "-D", str(self._data), "-o", options, "-l", log, "-w", "start")
+            self._run(
+                str(self._bindir / "pg_ctl"), "-D", str(self._data), "-o", options, "-l", log,
+                "-w", "start",
+            )  # fmt: skip
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             detail = getattr(exc, "stderr", "") or ""
             raise RuntimeError(f"PostgreSQL did not start: {exc}\n{detail}") from None
         self.running = True
 
-    def stop(self) -> None:
-        """Stop the server, cutting every client's connection; wait until it is down."""
-        if not self.running:
-            return
-        with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
-            self._run(
-                str(self._bindir / "pg_ctl"), "-D", str(self._data), "-m", "fast", "-w", "stop"
-            )
+    def stop(self, mode: StopMode = "fast") -> None:
+        """Stop the server (``fast``: its clients' connections are cut) and wait until it has.
+
+        Raises:
+            RuntimeError: The server did not stop within the timeout.
+        """
+        try:
+            self._run(str(self._bindir / "pg_ctl"), "-D", str(self._data), "-m", mode, "-w", "stop")
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            detail = getattr(exc, "stderr", "") or ""
+            raise RuntimeError(f"PostgreSQL did not stop: {exc}\n{detail}") from None
         self.running = False
 
-    def restart(self) -> None:
-        """Stop the server and start it again on the same port."""
-        self.stop()
+    def restart(self, mode: StopMode = "fast") -> None:
+        """Stop the server, then start it again on the same port and data."""
+        self.stop(mode)
         self.start()
 
-    def close(self) -> None:
-        """Stop the server and remove its files."""
-        self.stop()
-        shutil.rmtree(self._root, ignore_errors=True)
 
-    def __enter__(self) -> LocalPostgres:
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
+@contextlib.contextmanager
+def postgres_server(timeout: float = 60.0) -> Iterator[PostgresServer]:
+    """Start a PostgreSQL server on 127.0.0.1; yield its handle; stop it and remove its files.
 
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+    Raises:
+        RuntimeError: The binaries are missing, or the server did not start.
+    """
+    bindir = postgres_binaries()
+    if bindir is None:
+        raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="praxo-pg-"))
+    server = PostgresServer(bindir, root, _free_port(), timeout)
+    try:
+        server.start()
+        yield server
+    finally:
+        if server.running:
+            with contextlib.suppress(RuntimeError):
+                server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -144,5 +158,5 @@ def local_postgres(timeout: float = 60.0) -> Iterator[str]:
     Raises:
         RuntimeError: The binaries are missing, or the server did not start.
     """
-    with LocalPostgres(timeout) as server:
+    with postgres_server(timeout) as server:
         yield server.dsn

@@ -35,7 +35,7 @@ pytest.importorskip("psycopg")
 from praxo_actors.cluster import ClusterRuntime  # noqa: E402
 from praxo_actors.memory import PostgresStore  # noqa: E402
 from praxo_actors.runtime import read_session  # noqa: E402
-from praxo_actors.testing._postgres import LocalPostgres, postgres_binaries  # noqa: E402
+from praxo_actors.testing._postgres import PostgresServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)  # a cluster, a 10 s fault and its recovery, under load
 
@@ -48,15 +48,6 @@ _SCHEMAS = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def postgres() -> Iterator[LocalPostgres]:
-    """A server of this module's own, since one test restarts it."""
-    if postgres_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries (Debian: apt-get install postgresql)")
-    with LocalPostgres() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     from praxo_actors.testing._ray import local_ray_cluster
 
@@ -66,17 +57,21 @@ def ray_cluster() -> Iterator[Any]:
 
 @dataclass
 class Rig:
-    """A cluster of three hosts on a fresh schema of this module's server."""
+    """A cluster of three hosts on a fresh schema of the restartable test server."""
 
     cluster: ClusterRuntime
-    postgres: LocalPostgres
+    postgres: PostgresServer
     schema: str
     record_property: Callable[[str, object], None]
 
 
 @pytest.fixture
-def rig(ray_cluster: Any, postgres: LocalPostgres, record_property: Any) -> Iterator[Rig]:
-    """Three hosts, the agents ``default`` and ``durable`` registered; stopped afterwards."""
+def rig(
+    ray_cluster: Any, restartable_postgres: PostgresServer, record_property: Any
+) -> Iterator[Rig]:
+    """Three hosts on a server of their own (one test restarts it), the agents ``default``
+    and ``durable`` registered; stopped afterwards."""
+    postgres = restartable_postgres
     schema = f"praxo_test_faults_{next(_SCHEMAS)}"
     cluster = ClusterRuntime.start(
         postgres.dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from praxo_actors import PraxoError
 from praxo_actors.memory import MemoryStoreError, SQLiteStore
 from praxo_actors.memory._sqlite import SCHEMA_VERSION
 
@@ -68,12 +69,13 @@ def test_an_unknown_schema_version_is_refused(tmp_path: Path) -> None:
     assert info.value.code == "MEMORY_SCHEMA_VERSION"
 
 
-def test_a_file_that_is_not_a_database_raises_sqlite_errors(tmp_path: Path) -> None:
-    """Opening garbage raises sqlite3's own error rather than a store."""
+def test_a_file_that_is_not_a_database_fails_store_corrupt(tmp_path: Path) -> None:
+    """Opening garbage raises ``STORE_CORRUPT``, not sqlite3's own error."""
     path = tmp_path / "m.sqlite3"
     path.write_bytes(b"not a database" * 100)
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(PraxoError) as info:
         SQLiteStore(path)
+    assert info.value.code == "STORE_CORRUPT"
 
 
 def test_memory_databases_work(tmp_path: Path) -> None:
