@@ -181,8 +181,8 @@ def test_a_host_sigkilled_under_load(rig: Rig) -> None:
         return time.monotonic()
 
     failures = codes(under_fault(rig, sigkill))
-    # A host that took over sessions while the victim was down holds stale copies: its next
-    # commit to one of them is refused, and it reloads (see docs/cluster.md).
+    # When a session moves back to the restarted host while its run on the host that stood in
+    # is still in flight, one of the two commits is refused (the log keeps the other).
     assert set(failures) <= {"SESSION_CRASHED", "SESSION_CONFLICT"}, failures
     [(victim, pid)] = killed
     assert _pid(rig.cluster, victim) != pid  # Ray restarted the host, in a new process
@@ -219,18 +219,18 @@ def test_a_host_paused_for_ten_seconds_under_load(rig: Rig) -> None:
     assert others and others <= served  # every session of the other hosts was served meanwhile
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PostgresStore keeps its connection after the server restarts: every later run "
-    "fails STORE_FAILED",
-)
 def test_postgres_restarted_under_load(rig: Rig) -> None:
     """PostgreSQL restarts: runs during the outage fail STORE_FAILED (nothing acknowledged is
     lost), and every host reconnects and serves again."""
+    outage: list[float] = []
 
     def restart(_victim: str) -> float:
+        began = time.monotonic()
         rig.postgres.restart()
-        return time.monotonic()
+        ended = time.monotonic()
+        outage.append(ended - began)
+        return ended
 
-    failures = codes(under_fault(rig, restart))
-    assert set(failures) <= {"STORE_FAILED", "SESSION_CONFLICT"}, failures
+    history = under_fault(rig, restart)
+    print(f"PostgreSQL was down {outage[0]:.2f} s")
+    assert set(codes(history)) <= {"STORE_FAILED"}, codes(history)
