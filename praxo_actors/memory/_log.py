@@ -174,8 +174,19 @@ class SessionLog:
         return [None if item is None else item.value for item in items]
 
     def load(self, session_ids: Sequence[str]) -> list[StoredSession | None]:
-        """Return each session's stored state (None: nothing stored), in a few batched reads."""
+        """Return each session's stored state (None: nothing stored), in a few batched reads.
+
+        On a shared database the reads run in one snapshot of it (``read_snapshot``), so a
+        commit of another host is seen whole or not at all.
+        """
         ids = list(session_ids)
+        snapshot = getattr(self.store, "read_snapshot", None)
+        if snapshot is not None:
+            loaded: list[StoredSession | None] = snapshot(lambda: self._load(ids))
+            return loaded
+        return self._load(ids)
+
+    def _load(self, ids: list[str]) -> list[StoredSession | None]:
         snaps = self._get_many(SNAPSHOTS, ids)
         heads = self._get_many(HEADS, ids)
         pendings = self._get_many(PENDING, ids)

@@ -174,6 +174,25 @@ class PostgresStore(StoreBase):
             self._check_open()
             return self._run(self._atomic(locked))
 
+    def read_snapshot(self, work: Callable[[], T]) -> T:
+        """Run ``work``'s reads in one ``REPEATABLE READ`` read-only transaction.
+
+        The session log reads a session's snapshot, head and records in several statements;
+        in one snapshot of the database they show one version, even while another host
+        commits a new snapshot and drops the records the reads are about to fetch.
+
+        Raises:
+            PraxoError: ``STORE_FAILED`` when the server cannot be reached.
+        """
+
+        def consistent(conn: Connection) -> T:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return work()
+
+        with self._lock:
+            self._check_open()
+            return self._run(self._atomic(consistent))  # only reads: safe to run again
+
     # -- connection --------------------------------------------------------------------------
 
     def _run(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
