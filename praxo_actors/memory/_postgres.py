@@ -6,17 +6,15 @@ range). Many processes and hosts may share one database: the session log's versi
 (:mod:`praxo_actors.memory._log`) then run inside one transaction holding a per-session
 advisory lock, so two hosts racing on one session can never both commit on the same version.
 
-The store outlives its connection. When the server restarts or the connection drops, the
-call that finds it lost reconnects at once and, if it is safe, runs again on the new one: a
-read, an upsert, or a transaction whose ``COMMIT`` was not yet sent (the server rolled it
-back). While the server stays down, calls fail ``STORE_FAILED`` at once and attempts to
-reconnect are spaced by :class:`~praxo_actors.memory._backoff.Backoff`; each attempt is bounded
-by ``connect_timeout``. No psycopg error reaches a caller: every one becomes ``STORE_FAILED``.
+The store outlives its connection: its :class:`~praxo_actors.memory._pg_link.Link` reconnects
+with bounded backoff when the server restarts or the connection drops, and runs again what is
+safe to run again (that module says what is). While the server stays down, calls fail
+``STORE_FAILED`` at once; each attempt to reconnect is bounded by ``connect_timeout``. No
+psycopg error reaches a caller: every one becomes ``STORE_FAILED``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import time
@@ -26,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from praxo_actors._errors import MemoryStoreError, PraxoError
 from praxo_actors.memory._backoff import Backoff
 from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
+from praxo_actors.memory._pg_link import Link
 
 try:
     import psycopg
@@ -64,10 +63,6 @@ def _decode_ns(blob: bytes) -> Namespace:
         return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
     except UnicodeDecodeError as exc:  # only a row written past the store could hold this
         raise PraxoError("STORE_FAILED", f"a stored namespace is not UTF-8: {exc}") from None
-
-
-def _failed(exc: BaseException) -> PraxoError:
-    return PraxoError("STORE_FAILED", f"PostgreSQL: {type(exc).__name__}: {exc}")
 
 
 class PostgresStore(StoreBase):
@@ -115,19 +110,15 @@ class PostgresStore(StoreBase):
         self.dsn = dsn
         self.schema = schema
         self._table = f'"{schema}".praxo_memory_items'
-        self._conninfo = _with_defaults(dsn, connect_timeout)
-        self._backoff = Backoff(
+        backoff = Backoff(
             maximum=max_reconnect_delay,
             monotonic=time.monotonic if monotonic is None else monotonic,
         )
-        self._conn: Connection | None = None
-        self._in_transaction = False
-        self.connections = 0
-        """How many connections the store has opened (the first, then one per reconnection)."""
+        self._link = Link(_with_defaults(dsn, connect_timeout), backoff)
         try:
-            self._run(self._atomic(self._create_schema), retry=False)
+            self._link.transaction(self._create_schema)
         except BaseException:
-            self._drop()
+            self._link.close()
             raise
         self._upsert = (
             f"INSERT INTO {self._table} (namespace, key, value, created_ns, updated_ns) "
@@ -138,6 +129,15 @@ class PostgresStore(StoreBase):
 
     def __repr__(self) -> str:
         return f"PostgresStore(schema={self.schema!r})"
+
+    @property
+    def connections(self) -> int:
+        """How many connections the store has opened: the first, then one per reconnection."""
+        return self._link.connections
+
+    @property
+    def _conn(self) -> Connection | None:
+        return self._link.connection
 
     def _create_schema(self, conn: Connection) -> None:
         # ``IF NOT EXISTS`` does not hold between two connections creating the same schema at
@@ -156,12 +156,14 @@ class PostgresStore(StoreBase):
 
         The session log's writer reads the logs' heads and writes its commits inside it, so a
         commit's compare-and-set holds against every other connection (host) too. When the
-        connection is lost before the ``COMMIT`` is sent, ``work`` runs once more on a new
-        connection (it re-reads the heads there: the first attempt left nothing behind).
+        connection is lost before the ``COMMIT``, or during it and the server then says the
+        transaction aborted, ``work`` runs once more on a new connection (it re-reads the heads
+        there: the first attempt left nothing behind); when the server says it committed, its
+        result is returned.
 
         Raises:
             PraxoError: ``STORE_FAILED`` when the server cannot be reached, or the connection
-                was lost during the ``COMMIT`` (the commit may or may not have applied).
+                was lost during the ``COMMIT`` and the server cannot say how it ended.
         """
         ids = sorted(set(session_ids))  # one order for every host: no deadlock
 
@@ -172,7 +174,7 @@ class PostgresStore(StoreBase):
 
         with self._lock:
             self._check_open()
-            return self._run(self._atomic(locked))
+            return self._link.transaction(locked, settle=True)
 
     def read_snapshot(self, work: Callable[[], T]) -> T:
         """Run ``work``'s reads in one ``REPEATABLE READ`` read-only transaction.
@@ -191,113 +193,13 @@ class PostgresStore(StoreBase):
 
         with self._lock:
             self._check_open()
-            return self._run(self._atomic(consistent))  # only reads: safe to run again
-
-    # -- connection --------------------------------------------------------------------------
-
-    def _run(self, work: Callable[[Connection], T], *, retry: bool = True) -> T:
-        """Run ``work`` on the connection (the lock held), reconnecting first if it is lost.
-
-        Inside a transaction ``work`` runs on its connection, and psycopg's errors pass
-        through for the transaction to judge. Otherwise an error becomes ``STORE_FAILED``; when
-        it lost the connection and ``retry`` says ``work`` may run twice, it runs once more on
-        a new connection first.
-        """
-        if self._in_transaction:
-            assert self._conn is not None
-            return work(self._conn)
-        conn = self._connection()
-        try:
-            return work(conn)
-        except psycopg.Error as exc:
-            if not (self._lost(conn) and retry):
-                raise _failed(exc) from None
-        conn = self._connection()  # the first attempt after a loss is at once
-        try:
-            return work(conn)
-        except psycopg.Error as exc:
-            self._lost(conn)
-            raise _failed(exc) from None
-
-    def _atomic(self, work: Callable[[Connection], T]) -> Callable[[Connection], T]:
-        """Return ``work`` made one transaction, whose errors before its ``COMMIT`` may be
-        retried (the server rolls such a transaction back) and whose error in it may not."""
-
-        def attempt(conn: Connection) -> T:
-            if self._in_transaction:
-                return work(conn)  # part of the enclosing transaction
-            committing = False
-            self._in_transaction = True
-            try:
-                with conn.transaction():
-                    result = work(conn)
-                    committing = True
-            except psycopg.Error as exc:
-                if not committing:
-                    raise
-                lost = self._lost(conn)
-                raise PraxoError(
-                    "STORE_FAILED",
-                    "PostgreSQL: the connection was lost during COMMIT: the transaction may "
-                    f"or may not have applied ({exc})"
-                    if lost
-                    else f"PostgreSQL: COMMIT failed: {type(exc).__name__}: {exc}",
-                ) from None
-            finally:
-                self._in_transaction = False
-            return result
-
-        return attempt
-
-    def _connection(self) -> Connection:
-        """Return the open connection, or open one when the backoff allows.
-
-        Raises:
-            PraxoError: ``STORE_FAILED`` when the attempt fails or is not yet due.
-        """
-        conn = self._conn
-        if conn is not None and not conn.closed:
-            return conn
-        self._drop()
-        wait = self._backoff.remaining()
-        if wait > 0:
-            raise PraxoError(
-                "STORE_FAILED",
-                f"PostgreSQL is unreachable ({self._backoff.failures} failed attempts to "
-                f"connect); the next attempt is due in {wait:.2f} s",
-            )
-        try:
-            conn = psycopg.connect(self._conninfo, autocommit=True)
-        except psycopg.Error as exc:
-            delay = self._backoff.failed()
-            raise PraxoError(
-                "STORE_FAILED",
-                f"cannot connect to PostgreSQL (next attempt in {delay:.2f} s): {exc}",
-            ) from None
-        self._backoff.succeeded()
-        self._conn = conn
-        self.connections += 1
-        return conn
-
-    def _lost(self, conn: Connection) -> bool:
-        """Whether ``conn`` is gone; if so it is dropped, and the next call reconnects."""
-        if not conn.closed:
-            return False
-        if conn is self._conn:
-            self._drop()
-        return True
-
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                conn.close()
+            return self._link.transaction(consistent)  # only reads: safe to run again
 
     # -- the store's hooks -------------------------------------------------------------------
 
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:
         params = (_encode_ns(namespace), key, text, now_ns, now_ns)
-        self._run(lambda conn: conn.execute(self._upsert, params))  # an upsert may run twice
+        self._link.run(lambda conn: conn.execute(self._upsert, params), retry=False)
 
     def _write_many(self, rows: list[tuple[Namespace, str, str]], now_ns: int) -> None:
         self._apply(rows, [], now_ns)
@@ -320,36 +222,36 @@ class PostgresStore(StoreBase):
                         f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s", removed
                     )
 
-        self._run(self._atomic(work))
+        self._link.transaction(work)
 
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
         params = (_encode_ns(namespace), key)
-        found = self._run(
+        found = self._link.run(
             lambda conn: conn.execute(
                 f"SELECT value, created_ns, updated_ns FROM {self._table} "
                 "WHERE namespace = %s AND key = %s",
                 params,
-            ).fetchone()
+            ).fetchone(),
+            retry=True,
         )
         return None if found is None else _Row(namespace, key, *found)
 
     def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
         params = (_encode_ns(namespace), keys)
-        rows = self._run(
+        rows = self._link.run(
             lambda conn: conn.execute(
                 f"SELECT key, value, created_ns, updated_ns FROM {self._table} "
                 "WHERE namespace = %s AND key = ANY(%s)",
                 params,
-            ).fetchall()
+            ).fetchall(),
+            retry=True,
         )
         found = {key: _Row(namespace, key, *rest) for key, *rest in rows}
         return [found.get(key) for key in keys]
 
     def _remove(self, namespace: Namespace, key: str) -> bool:
         params = (_encode_ns(namespace), key)
-        # Not run twice: a delete that applied before the connection was lost would then
-        # answer False for a row it removed.
-        cursor = self._run(
+        cursor = self._link.run(
             lambda conn: conn.execute(
                 f"DELETE FROM {self._table} WHERE namespace = %s AND key = %s", params
             ),
@@ -365,26 +267,28 @@ class PostgresStore(StoreBase):
 
     def _scan(self, prefix: Namespace, offset: int, limit: int | None) -> Iterator[_Row]:
         where, params = self._range(prefix)
-        rows = self._run(
+        rows = self._link.run(
             lambda conn: conn.execute(
                 f"SELECT namespace, key, value, created_ns, updated_ns FROM {self._table} "
                 f"{where} ORDER BY namespace, key LIMIT %s OFFSET %s",
                 (*params, limit, offset),
-            ).fetchall()
+            ).fetchall(),
+            retry=True,
         )
         return iter([_Row(_decode_ns(blob), key, text, c, u) for blob, key, text, c, u in rows])
 
     def _namespaces(self, prefix: Namespace) -> Iterator[Namespace]:
         where, params = self._range(prefix)
-        rows = self._run(
+        rows = self._link.run(
             lambda conn: conn.execute(
                 f"SELECT DISTINCT namespace FROM {self._table} {where} ORDER BY namespace", params
-            ).fetchall()
+            ).fetchall(),
+            retry=True,
         )
         return iter([_decode_ns(blob) for (blob,) in rows])
 
     def _close(self) -> None:
-        self._drop()
+        self._link.close()
 
 
 def _with_defaults(dsn: str, connect_timeout: float) -> str:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterator
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from praxo_actors import PraxoError
-from praxo_actors.memory._backoff import Backoff
 from praxo_actors.memory._log import Commit, SessionLog
 from praxo_actors.testing._postgres import PostgresServer
 from supervisors import ManualClock
@@ -20,13 +23,45 @@ _SCHEMAS = itertools.count(1)
 
 
 def _terminate(dsn: str, application: str) -> int:
-    """Cut every connection of ``application`` from the server side; return how many."""
+    """Cut every connection of ``application`` from the server side, waiting until each
+    backend has exited; return how many there were."""
     with psycopg.connect(dsn, autocommit=True) as admin:
         rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
+            "WHERE application_name = %s",
             (application,),
         ).fetchall()
+    assert all(ended for (ended,) in rows)
     return len(rows)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``condition`` every 10 ms until it holds; fail the test after ``timeout`` s."""
+    tick = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        tick.wait(0.01)
+
+
+def _lose_reply(monkeypatch: pytest.MonkeyPatch, prefix: str, *, applied: bool) -> list[str]:
+    """Make the first statement starting with ``prefix`` lose its connection — after the
+    server ran it (``applied``) or before it was sent; return the statements so cut."""
+    execute = psycopg.Connection.execute
+    cut: list[str] = []
+
+    def losing(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if cut or not str(query).lstrip().startswith(prefix):
+            return execute(self, query, *args, **kwargs)
+        cut.append(str(query))
+        if applied:
+            execute(self, query, *args, **kwargs)
+        self.pgconn.finish()  # the reply, if any, never arrives
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(psycopg.Connection, "execute", losing)
+    return cut
 
 
 @pytest.fixture
@@ -61,59 +96,38 @@ def _code(call: Any, *args: Any) -> str:
     return info.value.code
 
 
-def test_backoff_tries_at_once_then_doubles_up_to_its_cap() -> None:
-    """The first attempt after a loss is immediate; then delays double from ``initial`` to the
-    cap, each jittered down by at most half; a success resets them."""
-    clock = ManualClock()
-    highs = Backoff(0.05, 1.0, monotonic=clock, jitter=lambda: 0.0)
-    lows = Backoff(0.05, 1.0, monotonic=clock, jitter=lambda: 0.999999)
-    assert highs.remaining() == 0.0
-    full = [highs.failed() for _ in range(8)]
-    assert full == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0])
-    least = [lows.failed() for _ in range(8)]
-    assert least == pytest.approx([d / 2 for d in full], rel=1e-5)
-    assert highs.remaining() == pytest.approx(1.0)
-    clock.advance(0.6)
-    assert highs.remaining() == pytest.approx(0.4)
-    clock.advance(0.4)
-    assert highs.remaining() == 0.0
-    highs.succeeded()
-    assert highs.failures == 0
-    assert highs.failed() == pytest.approx(0.05)
-
-
-def test_backoff_stays_capped_after_many_failures() -> None:
-    """Ten thousand failures in a row still wait at most the cap (no float overflow)."""
-    backoff = Backoff(0.05, 2.0, monotonic=ManualClock())
-    delays = [backoff.failed() for _ in range(10_000)]
-    assert max(delays) <= 2.0
-    assert min(delays[-100:]) >= 1.0
-
-
-def test_backoff_refuses_a_cap_below_its_first_delay() -> None:
-    """``maximum < initial`` is a mistake, refused with ``ValueError``."""
-    with pytest.raises(ValueError):
-        Backoff(1.0, 0.5)
+def _message(call: Any, *args: Any) -> str:
+    with pytest.raises(PraxoError) as info:
+        call(*args)
+    assert info.value.code == "STORE_FAILED"
+    return info.value.message
 
 
 def test_the_first_call_after_a_server_restart_succeeds(store: Any, server: PostgresServer) -> None:
-    """A restart cuts the connection; the next read and write reconnect and succeed, and what
+    """A restart closes the connection; the next calls of every kind — a delete and a put,
+    which are never run twice, among them — find it closed, reconnect and succeed, and what
     was written before the restart is still there."""
     store.put(("n",), "before", {"v": 1})
+    store.put(("n",), "gone", {"v": 0})
+    server.restart()
+    assert store.delete(("n",), "gone") is True
+    server.restart()
+    store.put(("n",), "after", {"v": 2})
     server.restart()
     assert store.get(("n",), "before").value == {"v": 1}
-    store.put(("n",), "after", {"v": 2})
     assert [item.key for item in store.search(("n",))] == ["after", "before"]
-    assert store.connections == 2
+    assert store.connections == 4
 
 
 def test_every_call_fails_store_failed_while_the_server_is_down(
     store: Any, server: PostgresServer, clock: ManualClock
 ) -> None:
-    """With the server stopped each kind of call fails ``STORE_FAILED``; between attempts
-    none tries to connect; once the server is back and the delay has passed, calls succeed."""
+    """With the server stopped each kind of call fails ``STORE_FAILED``: the first tries to
+    connect, the rest do not until the delay has passed; once the server is back and the
+    delay has passed, calls succeed on one new connection."""
     store.put(("n",), "k", {"v": 1})
     server.stop()
+    assert "cannot connect" in _message(store.get, ("n",), "k")
     calls: list[tuple[Any, ...]] = [
         (store.get, ("n",), "k"),
         (store.put, ("n",), "k", {"v": 2}),
@@ -123,18 +137,15 @@ def test_every_call_fails_store_failed_while_the_server_is_down(
         (store.get_many, ("n",), ["k"]),
         (store.put_many, [(("n",), "k", {"v": 3})]),
         (store.apply, [(("n",), "k", {"v": 4})], [(("n",), "gone")]),
+        (SessionLog(store).write, [Commit("s", expected=0, run_id="r", record="x")], []),
+        (SessionLog(store).load, ["s"]),
     ]
     for call, *args in calls:
-        assert _code(call, *args) == "STORE_FAILED"
-    # The loss was found, one attempt to reconnect failed, and the rest waited for the delay.
-    assert store.connections == 1
-    failures = store._backoff.failures
-    assert failures == 1
-    clock.advance(0.05)
-    assert _code(store.get, ("n",), "k") == "STORE_FAILED"
-    assert store._backoff.failures == failures + 1
+        assert "the next attempt is due" in _message(call, *args)
+    clock.advance(0.05)  # the first delay is at most 0.05 s
+    assert "cannot connect" in _message(store.get, ("n",), "k")
     server.start()
-    assert _code(store.get, ("n",), "k") == "STORE_FAILED"  # not due yet: no attempt
+    assert "the next attempt is due" in _message(store.get, ("n",), "k")
     clock.advance(10.0)
     assert store.get(("n",), "k").value == {"v": 1}
     assert store.connections == 2
@@ -143,50 +154,67 @@ def test_every_call_fails_store_failed_while_the_server_is_down(
 def test_a_terminated_connection_is_replaced_without_a_failure(
     store: Any, server: PostgresServer
 ) -> None:
-    """``pg_terminate_backend`` of the store's connection: the next calls of every kind reconnect
-    and succeed, each time."""
+    """``pg_terminate_backend`` of the store's connection: the next call of each kind
+    reconnects and succeeds."""
     store.put(("n",), "k", {"v": 1})
-    for round_ in range(3):
-        assert _terminate(server.dsn, "praxo_test_app") == 1
-        store.put_many([(("n",), f"m{round_}", {"v": round_})])
-        assert _terminate(server.dsn, "praxo_test_app") == 1
-        assert store.get(("n",), f"m{round_}").value == {"v": round_}
-    assert store.connections == 7
-
-
-def test_a_delete_is_not_run_twice_when_its_connection_is_lost(
-    store: Any, server: PostgresServer
-) -> None:
-    """A delete whose connection was lost may have applied: it fails ``STORE_FAILED`` rather
-    than run again and answer for a row it may have removed; the next call reconnects."""
-    store.put(("n",), "k", {"v": 1})
-    _terminate(server.dsn, "praxo_test_app")
-    assert _code(store.delete, ("n",), "k") == "STORE_FAILED"
-    assert store.delete(("n",), "k") is True
-
-
-def test_a_session_commit_whose_connection_drops_runs_again_and_applies_once(
-    store: Any, server: PostgresServer
-) -> None:
-    """The connection is cut inside the session log's transaction (advisory lock held, head
-    read): the server rolls it back, the commit runs again on a new connection and applies
-    exactly once."""
     log = SessionLog(store)
-    original = store._read_many
-    cuts = []
+    steps: list[tuple[Any, ...]] = [
+        (store.put, ("n",), "p", {"v": 2}),
+        (store.delete, ("n",), "p"),
+        (store.put_many, [(("n",), "m", {"v": 3})]),
+        (store.get, ("n",), "m"),
+        (store.search, ("n",)),
+        (log.write, [Commit("s", expected=0, run_id="r", record="x")], []),
+        (log.load, ["s"]),
+    ]
+    for call, *args in steps:
+        assert _terminate(server.dsn, "praxo_test_app") == 1
+        call(*args)
+    assert [item.key for item in store.search(("n",))] == ["k", "m"]
+    assert log.load(["s"])[0].records == ["x"]
+    assert store.connections == 1 + len(steps)
 
-    def read_then_cut(namespace: Any, keys: Any) -> Any:
-        rows = original(namespace, keys)
-        if not cuts:
-            cuts.append(_terminate(server.dsn, "praxo_test_app"))
-        return rows
 
-    store._read_many = read_then_cut
-    try:
-        assert log.write([Commit("s", expected=0, run_id="r1", record="one")], []) == [True]
-    finally:
-        del store._read_many
-    assert cuts == [1]
+@pytest.mark.parametrize("call", ["put", "delete"])
+def test_a_write_whose_reply_is_lost_is_not_run_again(
+    store: Any, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """A put or delete that the server ran but whose reply was lost fails ``STORE_FAILED``
+    and is not run again (it could undo another client's write made meanwhile); the next
+    call reconnects."""
+    store.put(("n",), "k", {"v": 1})
+    cut = _lose_reply(monkeypatch, "INSERT" if call == "put" else "DELETE", applied=True)
+    if call == "put":
+        assert _code(store.put, ("n",), "k", {"v": 2}) == "STORE_FAILED"
+    else:
+        assert _code(store.delete, ("n",), "k") == "STORE_FAILED"
+    assert len(cut) == 1
+    monkeypatch.undo()
+    item = store.get(("n",), "k")
+    assert (item is None) if call == "delete" else (item.value == {"v": 2})
+    assert store.connections == 2
+
+
+def test_a_read_cut_in_flight_runs_again(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read whose connection is lost runs again on a new one and answers."""
+    store.put(("n",), "k", {"v": 1})
+    cut = _lose_reply(monkeypatch, "SELECT value", applied=False)
+    assert store.get(("n",), "k").value == {"v": 1}
+    assert len(cut) == 1
+    assert store.connections == 2
+
+
+def test_a_session_commit_cut_before_commit_runs_again_and_applies_once(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection is lost inside the session log's transaction (lock held, reading the
+    heads): the server rolls it back, the commit runs again on a new connection and applies
+    once."""
+    log = SessionLog(store)
+    cut = _lose_reply(monkeypatch, "SELECT key", applied=False)
+    assert log.write([Commit("s", expected=0, run_id="r1", record="one")], []) == [True]
+    assert len(cut) == 1
+    monkeypatch.undo()
     state = log.load(["s"])[0]
     assert state is not None
     assert (state.version, state.records) == (1, ["one"])
@@ -194,33 +222,105 @@ def test_a_session_commit_whose_connection_drops_runs_again_and_applies_once(
     assert log.load(["s"])[0].records == ["one", "two"]
 
 
-def test_a_connection_lost_during_commit_is_not_retried(
-    store: Any, monkeypatch: pytest.MonkeyPatch
+def _waiting_for_a_lock(dsn: str) -> Callable[[], bool]:
+    def waiting() -> bool:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            row = admin.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            ).fetchone()
+        return bool(row and row[0])
+
+    return waiting
+
+
+@pytest.mark.parametrize("ending", ["committed", "rolled back", "rolled back later"])
+def test_a_session_commit_cut_during_commit_is_settled_by_the_server(
+    store: Any, server: PostgresServer, monkeypatch: pytest.MonkeyPatch, ending: str
 ) -> None:
-    """When the connection is lost while ``COMMIT`` is under way the outcome is unknown: the
-    commit fails ``STORE_FAILED`` and is not run again (it applied once here, and only once)."""
+    """The connection is lost while ``COMMIT`` is under way: the store asks the server how the
+    transaction ended — waiting for its end when its backend still holds it open. Committed,
+    the write reports its result without running again; rolled back, it runs again. Either
+    way the commit is in the log exactly once."""
     log = SessionLog(store)
     exit_ = psycopg.Transaction.__exit__
-    calls = []
+    kept: list[int] = []  # a copy of the lost connection's socket, keeping it open
+    cut: list[int] = []
 
-    def commit_then_lose(self: Any, *exc_info: Any) -> Any:
-        result = exit_(self, *exc_info)
-        if exc_info[0] is None and not calls:
-            calls.append(1)
-            self.connection.pgconn.finish()  # the reply never arrives
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-        return result
+    def lose_at_commit(self: Any, *exc_info: Any) -> Any:
+        if exc_info[0] is not None or cut:
+            return exit_(self, *exc_info)
+        pid = self.connection.info.backend_pid
+        cut.append(pid)
+        if ending == "committed":
+            exit_(self, *exc_info)
+        elif ending == "rolled back later":
+            # Keep the server's end open (and libpq's goodbye unsent): the transaction stays.
+            sock = self.connection.pgconn.socket
+            kept.append(os.dup(sock))
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, sock)
+            os.close(null)
+        self.connection.pgconn.finish()  # the reply never arrives
+        if ending == "rolled back":  # the server rolled back, and its backend has ended
+            with psycopg.connect(server.dsn, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,))
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(psycopg.Transaction, "__exit__", commit_then_lose)
-    with pytest.raises(PraxoError) as info:
-        log.write([Commit("s", expected=0, run_id="r1", record="one")], [])
+    monkeypatch.setattr(psycopg.Transaction, "__exit__", lose_at_commit)
+    writes = []
+    original = log._write
+
+    def counting(*args: Any) -> Any:
+        writes.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(log, "_write", counting)
+    ender: threading.Thread | None = None
+    if ending == "rolled back later":
+
+        def end_it() -> None:
+            wait_for(_waiting_for_a_lock(server.dsn))
+            os.close(kept[0])  # now the server sees the connection gone, and rolls back
+
+        ender = threading.Thread(target=end_it)
+        ender.start()
+    try:
+        assert log.write([Commit("s", expected=0, run_id="r1", record="one")], []) == [True]
+    finally:
+        if ender is not None:
+            ender.join(30)
+        for fd in kept:
+            with contextlib.suppress(OSError):
+                os.close(fd)
     monkeypatch.undo()
-    assert info.value.code == "STORE_FAILED"
-    assert "may or may not" in info.value.message
-    assert calls == [1]
+    assert len(cut) == 1
+    assert len(writes) == (1 if ending == "committed" else 2)
     state = log.load(["s"])[0]
     assert state is not None
     assert (state.version, state.records) == (1, ["one"])
+
+
+def test_a_commit_cut_during_commit_without_a_transaction_id_fails(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain ``apply`` has no transaction id to settle by: a connection lost during its
+    ``COMMIT`` fails ``STORE_FAILED`` saying the outcome is unknown, and is not run again."""
+    exit_ = psycopg.Transaction.__exit__
+    cut: list[int] = []
+
+    def lose_at_commit(self: Any, *exc_info: Any) -> Any:
+        result = exit_(self, *exc_info)
+        if exc_info[0] is None and not cut:
+            cut.append(1)
+            self.connection.pgconn.finish()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return result
+
+    monkeypatch.setattr(psycopg.Transaction, "__exit__", lose_at_commit)
+    assert "may or may not" in _message(store.apply, [(("n",), "k", {"v": 1})])
+    monkeypatch.undo()
+    assert cut == [1]
+    assert store.get(("n",), "k").value == {"v": 1}
 
 
 def test_opening_a_store_on_an_unreachable_server_fails_store_failed(
