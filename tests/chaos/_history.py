@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from praxo_actors import PraxoError
 from praxo_actors.models import Message, RunResult
 
-__all__ = ["History", "Logged", "Run", "Violation", "check", "logged_runs"]
+__all__ = ["History", "Logged", "Run", "Violation", "check", "describe", "logged_runs"]
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Run:
     """One submitted run and how it ended for its caller (output and error None: not yet).
 
     ``submitted_at`` and ``settled_at`` are ``time.monotonic()`` readings, for the suites that
-    measure how soon a cluster serves again; the checker does not read them.
+    measure how soon a cluster serves again; the checker does not read them, nor ``where``.
     """
 
     session_id: str
@@ -48,15 +48,24 @@ class Run:
     error: BaseException | None = None
     submitted_at: float = 0.0
     settled_at: float | None = None
+    where: str = ""  # what the caller knows of where it ran (for a report; not checked)
 
     @property
     def acknowledged(self) -> bool:
         return self.output is not None
 
     def acknowledge(self, result: RunResult, at: float | None = None) -> None:
-        """Note the result its caller got: the output and the version it committed."""
+        """Note the result its caller got: the output, and the version its session says the
+        run committed (0 if the session does not hold the run)."""
         self.output = result.output
-        self.version = sum(m.role == "user" for m in result.session.messages)
+        self.version = 0
+        users = 0
+        for message in result.session.messages:  # a kept result carries the session as it is
+            if message.role == "user":
+                users += 1
+                if message.content == self.input:
+                    self.version = users
+                    break
         self.settled_at = at
 
     def fail(self, error: BaseException, at: float | None = None) -> None:
@@ -188,3 +197,18 @@ def check(
         log = logged_runs(list(logs.get(session_id, ())))
         out.extend(_check_session(session_id, sessions.get(session_id, ()), log))
     return out
+
+
+def describe(history: History, logs: Mapping[str, Iterable[Message]], session_id: str) -> str:
+    """Return one session's runs and log side by side, to read a violation by."""
+    lines = [f"session {session_id}:"]
+    for run in history.sessions.get(session_id, []):
+        outcome = (
+            f"ok v{run.version} {run.output!r}"
+            if run.acknowledged
+            else f"failed {getattr(run.error, 'code', run.error)!r}"
+        )
+        lines.append(f"  sent {run.input!r} -> {outcome} {run.where}")
+    logged = logged_runs(list(logs.get(session_id, ())))
+    lines.append("  log: " + ", ".join(f"v{v} {e.input!r}" for v, e in enumerate(logged, 1)))
+    return "\n".join(lines)

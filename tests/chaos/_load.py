@@ -16,7 +16,7 @@ from typing import Any
 
 from _history import History, Run
 
-__all__ = ["Load", "fresh_session"]
+__all__ = ["Load", "fresh_session", "probe", "time_to_serve"]
 
 BACKOFF = 0.05  # seconds a session waits after a failed run before it submits again
 
@@ -81,6 +81,7 @@ class Load:
             if not in_flight:
                 return
             run, future = in_flight.popleft()
+            sent_to = getattr(future, "host", "?")
             try:
                 result = future.get(timeout=self.timeout)
             except Exception as exc:  # recorded: the checker says whether it carries a code
@@ -88,6 +89,7 @@ class Load:
                 self._stopping.wait(BACKOFF)
             else:
                 self._settle(run, result, None)
+            run.where = f"sent to {sent_to} ended on {getattr(future, 'host', '?')}"
 
     def wait_for(self, condition: Callable[[list[Run]], bool], timeout: float) -> bool:
         """Wait until ``condition(settled runs, in the order they settled)`` holds; it is
@@ -143,3 +145,44 @@ def fresh_session(cluster: Any, host: str, prefix: str = "fresh") -> str:
         candidate = f"{prefix}-{next(_FRESH)}"
         if max(hosts, key=lambda h: _score(h, candidate)) == host:
             return candidate
+
+
+def probe(cluster: Any, history: History, host: str, deadline: float, timeout: float) -> float:
+    """Send fresh sessions to ``host`` until one is served there; return when it was.
+
+    Raises:
+        AssertionError: None was served there by ``deadline`` (``time.monotonic()``).
+    """
+    from praxo_actors import PraxoError
+
+    tick = threading.Event()  # never set: a bounded pause between two tries
+    while time.monotonic() < deadline:
+        sid = fresh_session(cluster, host)
+        if cluster.host_of(sid) != host:  # passed over for now (a call to it failed)
+            tick.wait(0.1)
+            continue
+        run = history.submitted(sid, f"{sid}/1")
+        try:
+            run.acknowledge(cluster.session(sid).run(run.input).get(timeout=timeout))
+        except PraxoError as exc:
+            run.fail(exc)
+            tick.wait(0.1)
+            continue
+        return time.monotonic()
+    raise AssertionError(f"{host} served no fresh session in time")
+
+
+def time_to_serve(load: Load, ended: float, bound: float, timeout: float) -> float:
+    """Wait until the cluster serves again after a fault that ended at ``ended``: every busy
+    session of ``load`` and a fresh session on every host get a run through. Return how long
+    after ``ended`` that held.
+
+    Raises:
+        AssertionError: It did not hold within ``bound`` seconds of ``ended``.
+    """
+    deadline = ended + bound
+    served = load.served_since(ended, max(0.0, deadline - time.monotonic()))
+    assert served is not None, f"a busy session was not served within {bound} s"
+    cluster = load.cluster
+    probes = [probe(cluster, load.history, host, deadline, timeout) for host in cluster._hosts]
+    return max(served, *probes) - ended

@@ -12,9 +12,6 @@ target.
 from __future__ import annotations
 
 import itertools
-import os
-import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _history import History, check
-from _load import Load, fresh_session
+from _faults import host_pid, pause_host, restart_postgres, sigkill_host
+from _history import History, check, describe
+from _load import Load, time_to_serve
 
-from praxo_actors import PraxoError
 from praxo_actors.models import Message
 
 ray = pytest.importorskip("ray")
@@ -84,32 +81,6 @@ def rig(
         cluster.stop()
 
 
-def _pid(cluster: ClusterRuntime, host: str) -> int:
-    """The process id of ``host`` (its Ray actor's worker process)."""
-    call = cluster._hosts[host].__ray_call__.remote(lambda _host: os.getpid())
-    pid: int = ray.get(call, timeout=TIMEOUT)
-    return pid
-
-
-def _probe(cluster: ClusterRuntime, history: History, host: str, deadline: float) -> float:
-    """Send fresh sessions to ``host`` until one is served there; return when it was."""
-    tick = threading.Event()  # never set: a bounded pause between two tries
-    while time.monotonic() < deadline:
-        sid = fresh_session(cluster, host)
-        if cluster.host_of(sid) != host:  # passed over for now (a call to it failed)
-            tick.wait(0.1)
-            continue
-        run = history.submitted(sid, f"{sid}/1")
-        try:
-            run.acknowledge(cluster.session(sid).run(run.input).get(timeout=TIMEOUT))
-        except PraxoError as exc:
-            run.fail(exc)
-            tick.wait(0.1)
-            continue
-        return time.monotonic()
-    raise AssertionError(f"{host} served no fresh session within {SERVE_BOUND} s")
-
-
 def _logs(rig: Rig, history: History) -> dict[str, list[Message]]:
     """Each session's committed messages, read from the store itself."""
     store = PostgresStore(rig.postgres.dsn, schema=rig.schema)
@@ -128,6 +99,16 @@ def codes(history: History) -> Counter[str]:
     )
 
 
+def assert_codes(history: History, allowed: set[str]) -> None:
+    """Fail, naming the runs, if a caller got a failure whose code is not ``allowed``."""
+    odd = [
+        f"{run.input}: {run.error!r} ({run.where})"
+        for run in history.runs()
+        if run.error is not None and getattr(run.error, "code", None) not in allowed
+    ]
+    assert odd == [], "\n".join(odd[:20])
+
+
 def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
     """Run the load, strike ``fault(victim host)`` mid-load (it returns when the fault ended),
     wait until the cluster serves again, check the history and return it."""
@@ -138,11 +119,7 @@ def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
     try:
         assert load.acknowledged(WARM_RUNS, TIMEOUT), "the load did not get going"
         ended = fault(cluster.host_of("s0"))
-        deadline = ended + SERVE_BOUND
-        served = load.served_since(ended, SERVE_BOUND)
-        assert served is not None, f"a busy session was not served within {SERVE_BOUND} s"
-        probes = [_probe(cluster, history, host, deadline) for host in cluster._hosts]
-        serve = max(served, *probes) - ended
+        serve = time_to_serve(load, ended, SERVE_BOUND, TIMEOUT)
     finally:
         load.stop(TIMEOUT)
     rig.record_property("time_to_serve_s", round(serve, 3))
@@ -153,7 +130,9 @@ def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
     )
     logs = _logs(rig, history)
     violations = check(history, logs)
-    assert violations == [], "\n".join(f"{v.kind} {v.session_id}: {v.detail}" for v in violations)
+    found = [f"{v.kind} {v.session_id}: {v.detail}" for v in violations]
+    found += [describe(history, logs, sid) for sid in sorted({v.session_id for v in violations})]
+    assert violations == [], "\n".join(found)
     for sid in sessions:  # the hosts serve what the store holds
         served_log = cluster.session(sid).history(TIMEOUT)
         assert [m.content for m in served_log] == [m.content for m in logs[sid]]
@@ -166,7 +145,7 @@ def test_the_load_alone_keeps_every_history(rig: Rig) -> None:
     def no_fault(_victim: str) -> float:
         return time.monotonic()
 
-    assert codes(under_fault(rig, no_fault)) == Counter()
+    assert_codes(under_fault(rig, no_fault), set())
 
 
 def test_a_host_sigkilled_under_load(rig: Rig) -> None:
@@ -175,17 +154,16 @@ def test_a_host_sigkilled_under_load(rig: Rig) -> None:
     killed: list[tuple[str, int]] = []
 
     def sigkill(victim: str) -> float:
-        pid = _pid(rig.cluster, victim)
-        os.kill(pid, signal.SIGKILL)
+        pid, ended = sigkill_host(rig.cluster, victim)
         killed.append((victim, pid))
-        return time.monotonic()
+        return ended
 
-    failures = codes(under_fault(rig, sigkill))
+    history = under_fault(rig, sigkill)
     # When a session moves back to the restarted host while its run on the host that stood in
     # is still in flight, one of the two commits is refused (the log keeps the other).
-    assert set(failures) <= {"SESSION_CRASHED", "SESSION_CONFLICT"}, failures
+    assert_codes(history, {"SESSION_CRASHED", "SESSION_CONFLICT"})
     [(victim, pid)] = killed
-    assert _pid(rig.cluster, victim) != pid  # Ray restarted the host, in a new process
+    assert host_pid(rig.cluster, victim) != pid  # Ray restarted the host, in a new process
 
 
 def test_a_host_paused_for_ten_seconds_under_load(rig: Rig) -> None:
@@ -196,20 +174,12 @@ def test_a_host_paused_for_ten_seconds_under_load(rig: Rig) -> None:
     def sigstop(victim: str) -> float:
         busy = (f"s{i}" for i in range(SESSIONS))
         others = {sid for sid in busy if rig.cluster.host_of(sid) != victim}
-        pid = _pid(rig.cluster, victim)
-        os.kill(pid, signal.SIGSTOP)
-        began = time.monotonic()
-        try:
-            # The fault is the pause itself: it lasts PAUSE_SECONDS whatever else happens.
-            threading.Event().wait(PAUSE_SECONDS)
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        ended = time.monotonic()
+        began, ended = pause_host(rig.cluster, victim, PAUSE_SECONDS)
         pause.append((others, began, ended))
         return ended
 
     history = under_fault(rig, sigstop)
-    assert codes(history) == Counter()
+    assert_codes(history, set())
     [(others, began, ended)] = pause
     served = {
         run.session_id
@@ -225,12 +195,10 @@ def test_postgres_restarted_under_load(rig: Rig) -> None:
     outage: list[float] = []
 
     def restart(_victim: str) -> float:
-        began = time.monotonic()
-        rig.postgres.restart()
-        ended = time.monotonic()
+        began, ended = restart_postgres(rig.postgres)
         outage.append(ended - began)
         return ended
 
     history = under_fault(rig, restart)
     print(f"PostgreSQL was down {outage[0]:.2f} s")
-    assert set(codes(history)) <= {"STORE_FAILED"}, codes(history)
+    assert_codes(history, {"STORE_FAILED"})

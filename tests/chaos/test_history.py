@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from _history import History, Logged, Run, Violation, check, logged_runs
+from _history import History, Logged, Run, Violation, check, describe, logged_runs
 
 from praxo_actors import AgentError, PraxoError
 from praxo_actors.models import (
@@ -182,3 +182,28 @@ def test_a_recorded_history_checks_like_a_hand_made_one() -> None:
     assert len(history.runs()) == 2
     assert check(history, {"a": log("a1")}) == []
     assert kinds(check(history, {"a": []})) == ["lost"]
+
+
+def test_a_kept_result_reports_its_own_version() -> None:
+    """A result read back later carries the session as it is now: the run's version is where
+    its input is, and a session without the run reports version 0 (caught as misplaced)."""
+    later = Run("a", "a1")
+    later.acknowledge(RunResult("r1", Session("a", log("a1", "a2", "a3")), "a1!"))
+    assert later.version == 1
+    assert check({"a": [later, ok("a", "a2", 2)]}, {"a": log("a1", "a2")}) == []
+    stray = Run("a", "a9")
+    stray.acknowledge(RunResult("r9", Session("a", log("a1")), "a9!"))
+    assert stray.version == 0
+    assert kinds(check({"a": [stray]}, {"a": log("a9")})) == ["version_misplaced"]
+
+
+def test_describe_shows_a_session_side_by_side() -> None:
+    """The report of a session names each run's outcome and the log's versions."""
+    history = History()
+    first = history.submitted("a", "a1")
+    first.acknowledge(RunResult("r1", Session("a", log("a1")), "a1!"))
+    history.submitted("a", "a2").fail(PraxoError("SESSION_CRASHED"))
+    text = describe(history, {"a": log("a1")}, "a")
+    assert "'a1' -> ok v1 'a1!'" in text
+    assert "'a2' -> failed 'SESSION_CRASHED'" in text
+    assert text.endswith("log: v1 'a1'")
