@@ -118,8 +118,9 @@ class _StoreLogic:
         self._commits, self._appends = [], []
         error: str | None = None
         applied: list[bool] = []
+        appended: list[bool] = []
         try:
-            applied = self.log.write(commits, appends)
+            applied, appended = self.log.write_all(commits, appends)
             self.saves += len(commits)
             self.flushes += 1
         except PraxoError as exc:
@@ -127,7 +128,7 @@ class _StoreLogic:
         except Exception as exc:  # a failing store must not take the runtime down
             logger.error("session_log_write_failed", commits=len(commits), error=repr(exc))
             error = "STORE_FAILED"
-        self._report(commits, appends, applied, error)
+        self._report(commits, appends, applied, error, appended)
 
     def _report(
         self,
@@ -135,15 +136,21 @@ class _StoreLogic:
         appends: list[JournalAppend],
         applied: list[bool],
         error: str | None,
+        appended: list[bool] | None = None,
     ) -> None:
         runs = [
             (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
             for i, c in enumerate(commits)
         ]
-        # A journal write that failed reports -1 entries: the durable run fails STORE_FAILED.
+        # A journal write that failed, or was skipped because its run is no longer the one
+        # pending (another host finished it), reports -1 entries: the run fails STORE_FAILED.
         journaled = [
-            (a.session_id, a.pending.run_id, a.pending.entries if error is None else -1)
-            for a in appends
+            (
+                a.session_id,
+                a.pending.run_id,
+                a.pending.entries if error is None and (appended is None or appended[i]) else -1,
+            )
+            for i, a in enumerate(appends)
         ]
         self._on_saved(runs, journaled)
 
