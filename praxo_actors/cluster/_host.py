@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from typing import Any
 
@@ -13,7 +14,10 @@ from praxo_actors._log import get_logger
 from praxo_actors.cluster._order import Turns
 from praxo_actors.models import Event
 
-__all__ = ["Host", "resolve_factory"]
+__all__ = ["TAKEN_OVER", "Host", "resolve_factory"]
+
+# The codes a run's copy fails with when another host took its session over and committed it.
+TAKEN_OVER = frozenset({"STORE_FAILED", "SESSION_CONFLICT"})
 
 logger = get_logger("praxo_actors.cluster")
 
@@ -53,6 +57,7 @@ class Host:
             self.runtime.register_agent(agent, resolve_factory(factory), per_session, durable)
         self._subscription: Any = None
         self._turns = Turns()
+        self._timeout = float(options.get("timeout", 10.0))  # the runtime's own bound
 
     def ping(self) -> str:
         return self.name
@@ -97,8 +102,21 @@ class Host:
         try:
             result = await future
         except Exception as exc:
+            if getattr(exc, "code", None) in TAKEN_OVER:
+                await self._forget(session_id, agent)
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(result))
+
+    async def _forget(self, session_id: str, agent: str) -> None:
+        """Stop the session here if it is idle, so that its next use restores it from the store.
+
+        A run that failed as a copy (another host took the session over and committed the run)
+        leaves the session here behind the store; a commit refused as stale reloads it anyway,
+        a journal write refused so does not.
+        """
+        handle = self.runtime.session(session_id, agent)
+        with contextlib.suppress(PraxoError):
+            await asyncio.to_thread(handle.passivate, self._timeout)
 
     async def result(
         self, session_id: str, agent: str, run_id: str, timeout: float

@@ -21,7 +21,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import new_run_id
-from praxo_actors.cluster._host import Host
+from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.models import Event, Message, RunResult
@@ -98,12 +98,16 @@ class ClusterRunFuture:
         """
         import ray
 
+        began = time.monotonic()
         try:
             reply = ray.get(self._ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
             raise PraxoError("RUNTIME_TIMEOUT", f"no result within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             return self.cluster._after_host_failed(self, timeout)
+        if reply[0] != "ok" and reply[2] in TAKEN_OVER and self.agent in self.cluster._durable:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - began))
+            return self.cluster._after_taken_over(self, reply, left)
         result: RunResult = _unpack(reply, self.run_id, RunResult)
         return result
 
@@ -372,6 +376,24 @@ class ClusterRuntime:
             reply = ray.get(again, timeout=timeout)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             raise AgentError("SESSION_CRASHED", f"host {name} died", future.run_id) from None
+        result: RunResult = _unpack(reply, future.run_id, RunResult)
+        return result
+
+    def _after_taken_over(
+        self, future: ClusterRunFuture, reply: tuple[Any, ...], timeout: float | None
+    ) -> RunResult:
+        """The outcome of a durable run whose copy on its host lost to another host's copy.
+
+        The session moved while the run was in flight, and the host it moved to resumed the
+        run from its journal; the copy that finished first committed it. The other one then
+        fails (its journal write or its commit refused): the run's outcome is the committed
+        one, kept with the session, or else the copy's own error.
+        """
+        try:
+            wait = 60.0 if timeout is None else timeout
+            return self._result(future.session_id, future.agent, future.run_id, wait)
+        except PraxoError:
+            pass
         result: RunResult = _unpack(reply, future.run_id, RunResult)
         return result
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,6 +134,35 @@ def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_
         assert cluster.session("p").run("a3").get(timeout=TIMEOUT).output == "echo: a3"
         users = [m.content for m in cluster.session("p").history() if m.role == "user"]
         assert users == ["a1", "b1", "a3"]
+    finally:
+        cluster.stop()
+
+
+def test_a_durable_run_finished_by_another_host_answers_its_caller(
+    ray_cluster: Any, cluster_store: Any, tmp_path: Path
+) -> None:
+    """Another host takes a durable run over while its first host still runs it, and commits
+    it first; the first host's copy then cannot journal, and the caller still gets the run's
+    result (the one committed), not that copy's STORE_FAILED."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        cluster.register_agent("held", "cluster_agents:held", durable=True)
+        owner = cluster.host_of("t")
+        other = next(name for name in cluster._hosts if name != owner)
+        holding = threading.Event()
+        cluster.events.subscribe(lambda _event: holding.set(), pattern="tool.started")
+        flag = tmp_path / "flag"
+        future = cluster.session("t", "held").run(str(flag))
+        assert holding.wait(TIMEOUT)  # the first attempt waits in its tool, on the owner
+        # The other host resumes the run from its journal (as when it takes the session
+        # over) and commits it, its tool's second attempt returning at once.
+        taken = cluster._hosts[other].result.remote("t", "held", future.run_id, TIMEOUT)
+        assert ray.get(taken, timeout=TIMEOUT)[0] == "ok"
+        flag.touch()  # the owner's copy goes on, and finds the run committed
+        assert future.get(timeout=TIMEOUT).output == 'held: "attempt 2"'
+        users = [m.content for m in cluster.session("t", "held").history(TIMEOUT)]
+        assert users.count(str(flag)) == 1
     finally:
         cluster.stop()
 
