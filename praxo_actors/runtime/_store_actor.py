@@ -43,7 +43,7 @@ from praxo_actors.runtime._protocol import (
     encode,
 )
 
-__all__ = ["CHECKPOINT_NAMESPACE", "LoopStoreActor", "StoreActor"]
+__all__ = ["CHECKPOINT_NAMESPACE", "SKIPPED", "LoopStoreActor", "StoreActor"]
 
 CHECKPOINT_NAMESPACE = ("praxo", "sessions")
 """The memory-store namespace that holds each session's snapshot (see the session log)."""
@@ -51,6 +51,9 @@ CHECKPOINT_NAMESPACE = ("praxo", "sessions")
 logger = get_logger("praxo_actors.runtime")
 
 _FLUSH = encode(FlushCheckpoints())
+
+SKIPPED = -2
+"""The entries a journal write reports when the log skipped it: its run is no longer pending."""
 
 # (run id, error code or None) per commit; (session id, run id, entries) per journal write.
 Saved = Callable[[list[tuple[str | None, str | None]], list[tuple[str, str, int]]], None]
@@ -138,17 +141,19 @@ class _StoreLogic:
         error: str | None,
         appended: list[bool] | None = None,
     ) -> None:
+        appended = [True] * len(appends) if appended is None else appended
         runs = [
             (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
             for i, c in enumerate(commits)
         ]
-        # A journal write that failed, or was skipped because its run is no longer the one
-        # pending (another host finished it), reports -1 entries: the run fails STORE_FAILED.
+        # A journal write that failed reports -1 entries: the run fails STORE_FAILED; one
+        # skipped because its run is no longer the one pending (another host took the session
+        # over) reports SKIPPED: it fails SESSION_CONFLICT.
         journaled = [
             (
                 a.session_id,
                 a.pending.run_id,
-                a.pending.entries if error is None and (appended is None or appended[i]) else -1,
+                -1 if error is not None else a.pending.entries if appended[i] else SKIPPED,
             )
             for i, a in enumerate(appends)
         ]
