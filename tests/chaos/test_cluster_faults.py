@@ -15,7 +15,7 @@ import itertools
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,8 @@ class Rig:
     postgres: PostgresServer
     schema: str
     record_property: Callable[[str, object], None]
+    victim: str = ""  # the host the last fault struck
+    logs: dict[str, list[Message]] = field(default_factory=dict)  # read after it
 
 
 @pytest.fixture
@@ -99,14 +101,16 @@ def codes(history: History) -> Counter[str]:
     )
 
 
-def assert_codes(history: History, allowed: set[str]) -> None:
-    """Fail, naming the runs, if a caller got a failure whose code is not ``allowed``."""
+def assert_codes(rig: Rig, history: History, allowed: set[str]) -> None:
+    """Fail, showing their sessions, if a caller got a failure whose code is not ``allowed``."""
     odd = [
-        f"{run.input}: {run.error!r} ({run.where})"
+        run
         for run in history.runs()
         if run.error is not None and getattr(run.error, "code", None) not in allowed
     ]
-    assert odd == [], "\n".join(odd[:20])
+    lines = [f"{run.input}: {run.error!r} ({run.where})" for run in odd[:20]]
+    lines += [describe(history, rig.logs, sid) for sid in sorted({r.session_id for r in odd})[:3]]
+    assert odd == [], "\n".join(lines)
 
 
 def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
@@ -118,17 +122,18 @@ def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
     history = load.history
     try:
         assert load.acknowledged(WARM_RUNS, TIMEOUT), "the load did not get going"
-        ended = fault(cluster.host_of("s0"))
+        rig.victim = cluster.host_of("s0")
+        ended = fault(rig.victim)
         serve = time_to_serve(load, ended, SERVE_BOUND, TIMEOUT)
     finally:
         load.stop(TIMEOUT)
     rig.record_property("time_to_serve_s", round(serve, 3))
     acked = sum(run.acknowledged for run in history.runs())
     print(
-        f"\n{fault.__name__}: served again {serve:.2f} s after the fault; "
+        f"\n{fault.__name__} ({rig.victim}): served again {serve:.2f} s after the fault; "
         f"{acked} runs acknowledged, failures {dict(codes(history))}"
     )
-    logs = _logs(rig, history)
+    logs = rig.logs = _logs(rig, history)
     violations = check(history, logs)
     found = [f"{v.kind} {v.session_id}: {v.detail}" for v in violations]
     found += [describe(history, logs, sid) for sid in sorted({v.session_id for v in violations})]
@@ -145,7 +150,7 @@ def test_the_load_alone_keeps_every_history(rig: Rig) -> None:
     def no_fault(_victim: str) -> float:
         return time.monotonic()
 
-    assert_codes(under_fault(rig, no_fault), set())
+    assert_codes(rig, under_fault(rig, no_fault), set())
 
 
 def test_a_host_sigkilled_under_load(rig: Rig) -> None:
@@ -161,7 +166,7 @@ def test_a_host_sigkilled_under_load(rig: Rig) -> None:
     history = under_fault(rig, sigkill)
     # When a session moves back to the restarted host while its run on the host that stood in
     # is still in flight, one of the two commits is refused (the log keeps the other).
-    assert_codes(history, {"SESSION_CRASHED", "SESSION_CONFLICT"})
+    assert_codes(rig, history, {"SESSION_CRASHED", "SESSION_CONFLICT"})
     [(victim, pid)] = killed
     assert host_pid(rig.cluster, victim) != pid  # Ray restarted the host, in a new process
 
@@ -179,7 +184,7 @@ def test_a_host_paused_for_ten_seconds_under_load(rig: Rig) -> None:
         return ended
 
     history = under_fault(rig, sigstop)
-    assert_codes(history, set())
+    assert_codes(rig, history, set())
     [(others, began, ended)] = pause
     served = {
         run.session_id
@@ -201,4 +206,4 @@ def test_postgres_restarted_under_load(rig: Rig) -> None:
 
     history = under_fault(rig, restart)
     print(f"PostgreSQL was down {outage[0]:.2f} s")
-    assert_codes(history, {"STORE_FAILED"})
+    assert_codes(rig, history, {"STORE_FAILED"})
