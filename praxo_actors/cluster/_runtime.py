@@ -197,7 +197,9 @@ class ClusterEvents:
         while not self._stop.is_set():
             try:
                 # The hub answers at the next push, or empty after TAKE_WAIT seconds.
-                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=10)
+                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=60)
+            except ray.exceptions.GetTimeoutError:  # a busy machine: the hub answers later
+                continue
             except Exception:  # the cluster is stopping
                 return
             with self._lock:

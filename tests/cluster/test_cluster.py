@@ -14,7 +14,7 @@ from praxo_actors.cluster import ClusterRuntime
 from praxo_actors.models import Event
 
 ray = pytest.importorskip("ray")
-TIMEOUT = 120.0
+TIMEOUT = 120.0  # every call and each host's runtime (not its 10 s default): a busy machine
 
 
 def _alive_actors() -> int:
@@ -26,7 +26,7 @@ def _alive_actors() -> int:
 def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: Any) -> None:
     dsn, schema = cluster_store
     before = _alive_actors()
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         sessions = [f"s{i}" for i in range(3000)]
@@ -40,14 +40,15 @@ def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: 
         assert stats.runs_completed == 6000 and stats.runs_failed == 0
         assert set(stats.hosts) == hosts
         assert sum(s.runs_completed for s in stats.hosts.values()) == 6000
-        history = cluster.session("s7").history()
+        history = cluster.session("s7").history(TIMEOUT)
         assert [m.content for m in history] == ["s7/0", "echo: s7/0", "s7/1", "echo: s7/1"]
     finally:
         cluster.stop()
     # stop() left no actor behind (Ray marks a killed actor dead a moment after the kill)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + TIMEOUT
+    tick = threading.Event()  # never set: a bounded pause between two looks
     while _alive_actors() != before and time.monotonic() < deadline:
-        time.sleep(0.05)
+        tick.wait(0.05)
     assert _alive_actors() == before
 
 
@@ -80,7 +81,7 @@ def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
     """Durable runs in flight on the killed host finish on another; nothing acknowledged is
     lost; every run ends completed or with a code."""
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:slow", durable=True)
         sessions = [f"k{i}" for i in range(300)]
@@ -110,7 +111,7 @@ def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
         assert codes <= {"SESSION_CRASHED"}, codes
         assert len(completed) >= 290, f"{len(completed)} completed, codes {codes}"
         for sid in completed[:50]:
-            users = [m.content for m in cluster.session(sid).history() if m.role == "user"]
+            users = [m.content for m in cluster.session(sid).history(TIMEOUT) if m.role == "user"]
             assert users == [f"job {sid}"]
     finally:
         cluster.stop()
@@ -120,7 +121,7 @@ def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_
     """Host A holds a session live; host B commits to it (a takeover); A's next commit is
     refused with SESSION_CONFLICT and A reloads, building on B's."""
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         owner = cluster.host_of("p")
@@ -132,7 +133,7 @@ def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_
             cluster.session("p").run("a2").get(timeout=TIMEOUT)
         assert stale.value.code == "SESSION_CONFLICT"
         assert cluster.session("p").run("a3").get(timeout=TIMEOUT).output == "echo: a3"
-        users = [m.content for m in cluster.session("p").history() if m.role == "user"]
+        users = [m.content for m in cluster.session("p").history(TIMEOUT) if m.role == "user"]
         assert users == ["a1", "b1", "a3"]
     finally:
         cluster.stop()
@@ -169,7 +170,7 @@ def test_a_durable_run_finished_by_another_host_answers_its_caller(
 
 def test_events_of_every_host_reach_a_subscriber_here(ray_cluster: Any, cluster_store: Any) -> None:
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         seen: list[Event] = []
