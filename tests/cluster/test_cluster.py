@@ -14,6 +14,9 @@ from praxo_actors.cluster import ClusterRuntime
 from praxo_actors.models import Event
 
 ray = pytest.importorskip("ray")
+# A cluster's tests on a machine whose cores are busy elsewhere take minutes (the killed
+# host's 100 durable runs are resumed one by one): the suite's 120 s would cut them off.
+pytestmark = pytest.mark.timeout(900)
 TIMEOUT = 120.0  # every call and each host's runtime (not its 10 s default): a busy machine
 
 
