@@ -10,13 +10,15 @@ not ``ok``.
 
 The cases are the denial-of-service inputs of issue 16 (ReDoS patterns, ``$ref`` fan-out, linear
 scans that were quadratic, nesting past the recursion limit) and, for each entry point, 1 MB of
-random text or a 1 MB random value. Unit tests only check that these inputs end with a code (on
-small inputs); the timing lives here, where a slow machine cannot fail the test suite.
+random text or a 1 MB random value, and the unit tests' own hostile inputs
+(``tests/core/_hostile.py``, cases ``*_unit_NN``). Unit tests only check what these inputs end
+with; the timing lives here, where a slow machine cannot fail the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -260,6 +262,27 @@ CASES: dict[str, Case] = {
         lambda: (_messages_with_arguments(_nested_dict(100_000)), 100),
     ),
 }
+
+
+# The unit tests' hostile inputs (tests/core/_hostile.py), which the tests check only for what
+# they end with: their times against the bound are taken here.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
+from _hostile import JSON_TEXTS, PII_TEXTS, TOOL_CALL_TEXTS  # noqa: E402
+
+
+def _parse_and_strip(text: str) -> str:
+    """What the tool-call unit test does with a hostile text: parse it, then strip it."""
+    with contextlib.suppress(core.ToolCallError):
+        core.parse_tool_calls(text)
+    return core.strip_tool_calls(text)
+
+
+for _i, (_text, _) in enumerate(PII_TEXTS):
+    CASES[f"redact_pii_unit_{_i:02d}"] = (core.redact_pii, lambda t=_text: (t,))
+for _i, _text in enumerate(JSON_TEXTS):
+    CASES[f"extract_json_unit_{_i:02d}"] = (core.extract_json, lambda t=_text: (t,))
+for _i, _text in enumerate(TOOL_CALL_TEXTS):
+    CASES[f"parse_and_strip_tool_calls_unit_{_i:02d}"] = (_parse_and_strip, lambda t=_text: (t,))
 
 
 def _outcome(result: Any) -> str:

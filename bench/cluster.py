@@ -24,6 +24,10 @@ in this run next to its floor. Sections [targets]:
    transactions per run. This machine has 2 cores shared by the hosts, the driver, Ray and
    PostgreSQL: it can show that a second host adds a core's worth of work, not what 100 do.
 4. A paper estimate of 100 hosts from the figures measured here.
+5. Serving again after each fault of the fault suite (``tests/chaos``): a host SIGKILLed, a
+   host paused 10 s, PostgreSQL restarted, each under 30 busy sessions; seconds from the
+   fault's end until every session and every host serves [<= 10 s], with every history
+   checked. ``--faults`` runs only this section.
 """
 
 from __future__ import annotations
@@ -303,6 +307,7 @@ def verdict(ok: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--faults", action="store_true", help="only section 5, the faults")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -321,8 +326,9 @@ def main() -> None:
         return
 
     import ray
+    from _cluster_faults import CHAOS, fault_figures, report
 
-    from praxo_actors.testing._postgres import local_postgres
+    from praxo_actors.testing._postgres import postgres_server
     from praxo_actors.testing._ray import local_ray_cluster
 
     print("praxo-actors cluster benchmark")
@@ -332,11 +338,18 @@ def main() -> None:
     )
     print(f"  {load_note()}")
     other = OtherLoad()
-    with local_postgres() as dsn:
+    with postgres_server() as server:
+        dsn = server.dsn
+        if args.faults:
+            with local_ray_cluster(nodes=3, path=[str(HERE), str(CHAOS)]):
+                report(fault_figures(server), row)
+            print(f"\n  {other.note()}")
+            return
         embedded = run_embedded(dsn, f"praxo_bench_{next(_SCHEMAS)}", runs, count)
-        with local_ray_cluster(nodes=3, path=[str(HERE)]):
+        with local_ray_cluster(nodes=3, path=[str(HERE), str(CHAOS)]):
             figures = cluster_figures(ray, dsn, runs, count)
             scaling = {h: throughput(ray, dsn, h, sessions) for h in (1, 2, 3)}
+            faults = fault_figures(server)
 
     call = statistics.mean([figures["ray_call_us"], figures["ray_call_us_after"]])
     added = figures["latency_us"] - embedded["latency_us"]
@@ -410,6 +423,7 @@ def main() -> None:
     print(f"  one-row commits/s of this PostgreSQL, 8 clients:  {capacity:>12,.0f}")
     print("  Each host commits its sessions' runs in groups, so transactions per run fall as load")
     print("  rises; one PostgreSQL server is the shared part to size (or shard by session id).")
+    report(faults, row)
     print(f"\n  {other.note()}")
     print("  (Ray's processes, PostgreSQL and the embedded child count as other processes here)")
 

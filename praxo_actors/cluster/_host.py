@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from typing import Any
 
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._log import get_logger
+from praxo_actors.cluster._order import Turns
 from praxo_actors.cluster._results import pack_result
 from praxo_actors.models import Event
 
-__all__ = ["Host", "resolve_factory"]
+__all__ = ["TAKEN_OVER", "Host", "resolve_factory"]
+
+# The codes a run's copy fails with when another host took its session over and committed it.
+TAKEN_OVER = frozenset({"STORE_FAILED", "SESSION_CONFLICT"})
+
+logger = get_logger("praxo_actors.cluster")
 
 
 def resolve_factory(factory: Any) -> Any:
@@ -49,6 +57,8 @@ class Host:
         for agent, (factory, per_session, durable) in ray.get(hub.agent_specs.remote()).items():
             self.runtime.register_agent(agent, resolve_factory(factory), per_session, durable)
         self._subscription: Any = None
+        self._turns = Turns()
+        self._timeout = float(options.get("timeout", 10.0))  # the runtime's own bound
 
     def ping(self) -> str:
         return self.name
@@ -70,14 +80,33 @@ class Host:
             self._subscription = None
 
     async def run(
-        self, session_id: str, agent: str, input: str, deadline: float | None, run_id: str
+        self,
+        session_id: str,
+        agent: str,
+        input: str,
+        deadline: float | None,
+        run_id: str,
+        number: int | None = None,
+        after: int | None = None,
     ) -> tuple[Any, ...]:
+        """Queue a run in its session, after its run number ``after`` (see ``_order``)."""
+        if after is not None and not await self._turns.wait(session_id, after):
+            logger.warning("run_turn_not_seen", session_id=session_id, run_id=run_id, after=after)
         try:
             handle = self.runtime.session(session_id, agent)
-            result = await handle._submit(run_id, input, deadline, None)
-            return pack_result(result)
+            future = handle._submit(run_id, input, deadline, None)
         except Exception as exc:
             return _error(exc)
+        finally:
+            if number is not None:
+                self._turns.queued(session_id, number)
+        try:
+            result = await future
+        except Exception as exc:
+            if getattr(exc, "code", None) in TAKEN_OVER:
+                await self._forget(session_id, agent)
+            return _error(exc)
+        return pack_result(result)
 
     async def submit(
         self, session_id: str, agent: str, input: str, deadline: float | None
@@ -99,7 +128,18 @@ class Host:
             result = await handle.aresume(msgspec.json.decode(document), deadline)
         except Exception as exc:
             return _error(exc)
-        return ("ok", msgspec.msgpack.encode(result))
+        return pack_result(result)
+
+    async def _forget(self, session_id: str, agent: str) -> None:
+        """Stop the session here if it is idle, so that its next use restores it from the store.
+
+        A run that failed as a copy (another host took the session over and committed the run)
+        leaves the session here behind the store; a commit refused as stale reloads it anyway,
+        a journal write refused so does not.
+        """
+        handle = self.runtime.session(session_id, agent)
+        with contextlib.suppress(PraxoError):
+            await asyncio.to_thread(handle.passivate, self._timeout)
 
     async def result(
         self, session_id: str, agent: str, run_id: str, timeout: float

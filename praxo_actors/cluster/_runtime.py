@@ -22,8 +22,9 @@ import msgspec
 
 from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
-from praxo_actors.cluster._host import Host
+from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
+from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
@@ -81,7 +82,17 @@ class ClusterRunFuture:
         self.agent = agent
         self.run_id = run_id
         self.host = host
+        self.number = -1  # the run's number in its session's order (see ``_order``)
         self._ref = ref
+
+    def settled(self) -> bool:
+        """Whether the run's call to its host has returned (its result or error is here)."""
+        import ray
+
+        if self._ref is None:  # being sent, on another thread
+            return False
+        ready, _ = ray.wait([self._ref], timeout=0)
+        return bool(ready)
 
     def get(self, timeout: float | None = None) -> RunResult:
         """Return the run's result, or raise its error.
@@ -93,12 +104,16 @@ class ClusterRunFuture:
         """
         import ray
 
+        began = time.monotonic()
         try:
             reply = ray.get(self._ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
             raise PraxoError("RUNTIME_TIMEOUT", f"no result within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             return self.cluster._after_host_failed(self, timeout)
+        if reply[0] != "ok" and reply[2] in TAKEN_OVER and self.agent in self.cluster._durable:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - began))
+            return self.cluster._after_taken_over(self, reply, left)
         result: RunResult = typed_output(_unpack(reply, self.run_id, RunResult), reply)
         self.run_id = result.run_id  # a resume's: the interrupted run's, found by its host
         return result
@@ -252,7 +267,9 @@ class ClusterEvents:
         while not self._stop.is_set():
             try:
                 # The hub answers at the next push, or empty after TAKE_WAIT seconds.
-                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=10)
+                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=60)
+            except ray.exceptions.GetTimeoutError:  # a busy machine: the hub answers later
+                continue
             except Exception:  # the cluster is stopping
                 return
             with self._lock:
@@ -281,6 +298,7 @@ class ClusterRuntime:
     _down: dict[str, float]
     _lock: threading.Lock
     _durable: set[str]
+    _sent: Sent
     events: ClusterEvents
     _stopped: bool
 
@@ -342,6 +360,7 @@ class ClusterRuntime:
         self._down = {}
         self._lock = threading.Lock()
         self._durable = set()
+        self._sent = Sent()
         self.events = ClusterEvents(self)
         self._stopped = False
         return self
@@ -393,8 +412,12 @@ class ClusterRuntime:
             raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
         run_id = new_run_id()
         name, host = self._route(session_id)
-        ref = host.run.remote(session_id, agent, input, deadline, run_id)
-        return ClusterRunFuture(self, session_id, agent, run_id, name, ref, (input, deadline))
+        future = ClusterRunFuture(self, session_id, agent, run_id, name, None, (input, deadline))
+        future.number, after = self._sent.send(session_id, name, future)
+        future._ref = host.run.remote(
+            session_id, agent, input, deadline, run_id, future.number, after
+        )
+        return future
 
     def _submit(
         self, session_id: str, agent: str, input: str, deadline: float | None, timeout: float
@@ -440,12 +463,38 @@ class ClusterRuntime:
 
         name, host = self._route(future.session_id)
         assert future.sent is not None
+        order = self._sent.send_again(future.session_id, name, future, future.number)
+        if order is None:  # sent again now, it would commit after a run sent after it
+            raise AgentError(
+                "SESSION_CRASHED", f"host {future.host} died; a later run was sent", future.run_id
+            )
         input, deadline = future.sent
-        again = host.run.remote(future.session_id, future.agent, input, deadline, future.run_id)
+        future.host, (future.number, after) = name, order
+        again = future._ref = host.run.remote(
+            future.session_id, future.agent, input, deadline, future.run_id, future.number, after
+        )
         try:
             reply = ray.get(again, timeout=timeout)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             raise AgentError("SESSION_CRASHED", f"host {name} died", future.run_id) from None
+        result: RunResult = typed_output(_unpack(reply, future.run_id, RunResult), reply)
+        return result
+
+    def _after_taken_over(
+        self, future: ClusterRunFuture, reply: tuple[Any, ...], timeout: float | None
+    ) -> RunResult:
+        """The outcome of a durable run whose copy on its host lost to another host's copy.
+
+        The session moved while the run was in flight, and the host it moved to resumed the
+        run from its journal; the copy that finished first committed it. The other one then
+        fails (its journal write or its commit refused): the run's outcome is the committed
+        one, kept with the session, or else the copy's own error.
+        """
+        try:
+            wait = 60.0 if timeout is None else timeout
+            return self._result(future.session_id, future.agent, future.run_id, wait)
+        except PraxoError:
+            pass
         result: RunResult = typed_output(_unpack(reply, future.run_id, RunResult), reply)
         return result
 

@@ -174,8 +174,19 @@ class SessionLog:
         return [None if item is None else item.value for item in items]
 
     def load(self, session_ids: Sequence[str]) -> list[StoredSession | None]:
-        """Return each session's stored state (None: nothing stored), in a few batched reads."""
+        """Return each session's stored state (None: nothing stored), in a few batched reads.
+
+        On a shared database the reads run in one snapshot of it (``read_snapshot``), so a
+        commit of another host is seen whole or not at all.
+        """
         ids = list(session_ids)
+        snapshot = getattr(self.store, "read_snapshot", None)
+        if snapshot is not None:
+            loaded: list[StoredSession | None] = snapshot(lambda: self._load(ids))
+            return loaded
+        return self._load(ids)
+
+    def _load(self, ids: list[str]) -> list[StoredSession | None]:
         snaps = self._get_many(SNAPSHOTS, ids)
         heads = self._get_many(HEADS, ids)
         pendings = self._get_many(PENDING, ids)
@@ -258,24 +269,66 @@ class SessionLog:
         A versioned commit whose ``expected`` is not the log's version is skipped (False); the
         rest are written together (one transaction where the store has them).
         """
+        return self.write_all(commits, appends)[0]
+
+    def write_all(
+        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+    ) -> tuple[list[bool], list[bool]]:
+        """:meth:`write`, also returning per journal append whether it applied.
+
+        The log holds one pending run per session. An append that goes on with a run (any but
+        its first entry) applies only while that run is the one pending: after another host
+        finished it, or a newer run took its place, it is skipped (False). A commit drops the
+        pending run and its journal only when the run is its own, so a run that began in the
+        same flush (its first entry gathered with the commit before it) keeps its journal.
+        """
         transaction = getattr(self.store, "session_transaction", None)
         if transaction is not None:  # a shared database: the compare-and-set holds across hosts
-            ids = [c.session_id for c in commits if c.record is not None]
-            applied: list[bool] = transaction(ids, lambda: self._write(commits, appends))
-            return applied
+            ids = [c.session_id for c in commits if c.record is not None or c.journal >= 0]
+            ids += [a.session_id for a in appends]
+            done: tuple[list[bool], list[bool]] = transaction(
+                ids, lambda: self._write(commits, appends)
+            )
+            return done
         if self._lock is None:
             return self._write(commits, appends)
         with self._lock:
             return self._write(commits, appends)
 
-    def _write(self, commits: Sequence[Commit], appends: Sequence[JournalAppend]) -> list[bool]:
+    def _pending_runs(
+        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+    ) -> dict[str, tuple[str, int] | None]:
+        """The run pending per session these writes touch (its id and entries), as stored."""
+        ids = list(
+            dict.fromkeys(
+                [a.session_id for a in appends] + [c.session_id for c in commits if c.journal >= 0]
+            )
+        )
+        out: dict[str, tuple[str, int] | None] = {}
+        for sid, doc in zip(ids, self._get_many(PENDING, ids), strict=True):
+            pending = _pending(doc)
+            out[sid] = None if pending is None else (pending.run_id, pending.entries)
+        return out
+
+    def _write(
+        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+    ) -> tuple[list[bool], list[bool]]:
         puts: list[tuple[tuple[str, ...], str, dict[str, Any]]] = []
         deletes: list[tuple[tuple[str, ...], str]] = []
+        pending_runs = self._pending_runs(commits, appends)
+        appended: list[bool] = []
         for append in appends:
             sid, pending = append.session_id, append.pending
+            first = pending.resumes == 0 and pending.entries == 1 and append.entry is not None
+            now = pending_runs.get(sid)
+            if not first and (now is None or now[0] != pending.run_id):
+                appended.append(False)  # the run is no longer the session's pending one
+                continue
             if append.entry is not None:
                 puts.append((JOURNAL, _key(sid, pending.entries - 1), {"entry": append.entry}))
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
+            pending_runs[sid] = (pending.run_id, pending.entries)
+            appended.append(True)
         ids = list(dict.fromkeys(c.session_id for c in commits))
         heads: dict[str, list[int]] = {}
         if ids:
@@ -311,8 +364,14 @@ class SessionLog:
                 puts.append((RESULTS, _key(sid, results % RESULTS_KEPT), {"result": commit.result}))
                 results += 1
             if commit.journal >= 0:
-                deletes.append((PENDING, sid))
-                deletes.extend((JOURNAL, _key(sid, i)) for i in range(commit.journal))
+                now = pending_runs.get(sid)
+                kept = 0  # journal entries of a newer pending run, at the same keys
+                if now is None or now[0] in ("", commit.run_id):  # "": a broken document
+                    deletes.append((PENDING, sid))
+                    pending_runs[sid] = None
+                else:
+                    kept = now[1]
+                deletes.extend((JOURNAL, _key(sid, i)) for i in range(kept, commit.journal))
             heads[sid] = [version, base, results]
             touched.add(sid)
             applied.append(True)
@@ -336,7 +395,7 @@ class SessionLog:
                     self.store.put(namespace, key, value)
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
-        return applied
+        return applied, appended
 
 
 def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:

@@ -176,6 +176,25 @@ class PostgresStore(StoreBase):
             self._check_open()
             return self._link.transaction(locked, settle=True)
 
+    def read_snapshot(self, work: Callable[[], T]) -> T:
+        """Run ``work``'s reads in one ``REPEATABLE READ`` read-only transaction.
+
+        The session log reads a session's snapshot, head and records in several statements;
+        in one snapshot of the database they show one version, even while another host
+        commits a new snapshot and drops the records the reads are about to fetch.
+
+        Raises:
+            PraxoError: ``STORE_FAILED`` when the server cannot be reached.
+        """
+
+        def consistent(conn: Connection) -> T:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return work()
+
+        with self._lock:
+            self._check_open()
+            return self._link.transaction(consistent)  # only reads: safe to run again
+
     # -- the store's hooks -------------------------------------------------------------------
 
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:

@@ -54,11 +54,15 @@ class DurableSteps:
         current = self.current
         if current is None or current.held is None or current.durable is None:
             return
-        if current.run.run_id != run_id or entries not in (current.durable.entries, -1):
+        if current.run.run_id != run_id or entries not in (current.durable.entries, -1, -2):
             return
         move, current.held = current.held, None
         if entries == -1:
             error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
+            self._advance(current, False, error)
+        elif entries == -2:  # the store actor's SKIPPED: the log no longer holds this run as
+            # pending (another host took the session over, and committed it or began another)
+            error = RunInterrupted("SESSION_CONFLICT", "the run is no longer pending", run_id)
             self._advance(current, False, error)
         else:
             self._move(current, move)

@@ -42,7 +42,7 @@ from praxo_actors.runtime._protocol import (
     encode,
 )
 
-__all__ = ["CHECKPOINT_NAMESPACE", "LoopStoreActor", "StoreActor"]
+__all__ = ["CHECKPOINT_NAMESPACE", "SKIPPED", "LoopStoreActor", "StoreActor"]
 
 CHECKPOINT_NAMESPACE = ("praxo", "sessions")
 """The memory-store namespace that holds each session's snapshot (see the session log)."""
@@ -50,6 +50,9 @@ CHECKPOINT_NAMESPACE = ("praxo", "sessions")
 logger = get_logger("praxo_actors.runtime")
 
 _FLUSH = encode(FlushCheckpoints())
+
+SKIPPED = -2
+"""The entries a journal write reports when the log skipped it: its run is no longer pending."""
 
 # (run id, error code or None) per commit; (session id, run id, entries) per journal write.
 Saved = Callable[[list[tuple[str | None, str | None]], list[tuple[str, str, int]]], None]
@@ -113,8 +116,9 @@ class _StoreLogic:
         self._commits, self._appends = [], []
         error: str | None = None
         applied: list[bool] = []
+        appended: list[bool] = []
         try:
-            applied = self.log.write(commits, appends)
+            applied, appended = self.log.write_all(commits, appends)
             self.saves += len(commits)
             self.flushes += 1
         except PraxoError as exc:  # the store's own code (STORE_FAILED: its database failed)
@@ -125,7 +129,7 @@ class _StoreLogic:
         except Exception as exc:  # a failing store must not take the runtime down
             logger.error("session_log_write_failed", commits=len(commits), error=repr(exc))
             error = "STORE_FAILED"
-        self._report(commits, appends, applied, error)
+        self._report(commits, appends, applied, error, appended)
 
     def _report(
         self,
@@ -133,15 +137,23 @@ class _StoreLogic:
         appends: list[JournalAppend],
         applied: list[bool],
         error: str | None,
+        appended: list[bool] | None = None,
     ) -> None:
+        appended = [True] * len(appends) if appended is None else appended
         runs = [
             (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
             for i, c in enumerate(commits)
         ]
-        # A journal write that failed reports -1 entries: the durable run fails STORE_FAILED.
+        # A journal write that failed reports -1 entries: the run fails STORE_FAILED; one
+        # skipped because its run is no longer the one pending (another host took the session
+        # over) reports SKIPPED: it fails SESSION_CONFLICT.
         journaled = [
-            (a.session_id, a.pending.run_id, a.pending.entries if error is None else -1)
-            for a in appends
+            (
+                a.session_id,
+                a.pending.run_id,
+                -1 if error is not None else a.pending.entries if appended[i] else SKIPPED,
+            )
+            for i, a in enumerate(appends)
         ]
         self._on_saved(runs, journaled)
 

@@ -32,8 +32,8 @@ def _child(db: Path, logs: Path, mode: str, seed: int) -> subprocess.Popen[str]:
     )
 
 
-# 51 child processes, each importing the package and starting a runtime: on a busy 2-core
-# machine that alone can take minutes, past the suite's global 120 s.
+# Fifty interpreters start and die: on a machine whose cores are busy elsewhere that takes
+# minutes, past the suite's 120 s.
 @pytest.mark.timeout(900)
 def test_durable_runs_survive_fifty_kills(tmp_path: Path) -> None:
     db, logs = tmp_path / "runs.sqlite3", tmp_path
@@ -52,13 +52,8 @@ def test_durable_runs_survive_fifty_kills(tmp_path: Path) -> None:
             child.wait(timeout=TIMEOUT)
             child.stdout.close()  # type: ignore[union-attr]
     finish = _child(db, logs, "finish", KILLS)
-    try:
-        out, _ = finish.communicate(timeout=TIMEOUT)
-    finally:
-        if finish.poll() is None:  # cut off: leave no process behind
-            finish.kill()
-            finish.wait(timeout=TIMEOUT)
-        finish.stdout.close()  # type: ignore[union-attr]
+    out, _ = finish.communicate(timeout=TIMEOUT)
+    finish.stdout.close()  # type: ignore[union-attr]
     assert finish.returncode == 0
     report = json.loads(out.strip().splitlines()[-1])
     histories: dict[str, list[list[str]]] = report["histories"]

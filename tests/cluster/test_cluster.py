@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,10 @@ from praxo_actors.cluster import ClusterRuntime
 from praxo_actors.models import Event
 
 ray = pytest.importorskip("ray")
-TIMEOUT = 120.0
+# A cluster's tests on a machine whose cores are busy elsewhere take minutes (the killed
+# host's 100 durable runs are resumed one by one): the suite's 120 s would cut them off.
+pytestmark = pytest.mark.timeout(900)
+TIMEOUT = 120.0  # every call and each host's runtime (not its 10 s default): a busy machine
 
 
 def _alive_actors() -> int:
@@ -25,7 +29,7 @@ def _alive_actors() -> int:
 def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: Any) -> None:
     dsn, schema = cluster_store
     before = _alive_actors()
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         sessions = [f"s{i}" for i in range(3000)]
@@ -39,22 +43,48 @@ def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: 
         assert stats.runs_completed == 6000 and stats.runs_failed == 0
         assert set(stats.hosts) == hosts
         assert sum(s.runs_completed for s in stats.hosts.values()) == 6000
-        history = cluster.session("s7").history()
+        history = cluster.session("s7").history(TIMEOUT)
         assert [m.content for m in history] == ["s7/0", "echo: s7/0", "s7/1", "echo: s7/1"]
     finally:
         cluster.stop()
     # stop() left no actor behind (Ray marks a killed actor dead a moment after the kill)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + TIMEOUT
+    tick = threading.Event()  # never set: a bounded pause between two looks
     while _alive_actors() != before and time.monotonic() < deadline:
-        time.sleep(0.05)
+        tick.wait(0.05)
     assert _alive_actors() == before
+
+
+def test_runs_sent_without_waiting_commit_in_submission_order(
+    ray_cluster: Any, cluster_store: Any
+) -> None:
+    """Runs sent to a session while its earlier ones are in flight commit in the order they
+    were sent, although Ray starts a host's calls out of order."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        cluster.register_agent("default", "cluster_agents:echo")
+        sessions, rounds = [f"o{i}" for i in range(30)], 40
+        futures = []
+        for n in range(rounds):
+            futures.extend(cluster.session(sid).run(f"{sid}/{n}") for sid in sessions)
+            if n % 2:  # two runs of each session in flight, then the next two sent
+                for future in futures[-2 * len(sessions) :]:
+                    future.get(timeout=TIMEOUT)
+        for future in futures:
+            future.get(timeout=TIMEOUT)
+        for sid in sessions:
+            users = [m.content for m in cluster.session(sid).history(TIMEOUT) if m.role == "user"]
+            assert users == [f"{sid}/{n}" for n in range(rounds)]
+    finally:
+        cluster.stop()
 
 
 def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
     """Durable runs in flight on the killed host finish on another; nothing acknowledged is
     lost; every run ends completed or with a code."""
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:slow", durable=True)
         sessions = [f"k{i}" for i in range(300)]
@@ -84,7 +114,7 @@ def test_a_host_killed_mid_burst(ray_cluster: Any, cluster_store: Any) -> None:
         assert codes <= {"SESSION_CRASHED"}, codes
         assert len(completed) >= 290, f"{len(completed)} completed, codes {codes}"
         for sid in completed[:50]:
-            users = [m.content for m in cluster.session(sid).history() if m.role == "user"]
+            users = [m.content for m in cluster.session(sid).history(TIMEOUT) if m.role == "user"]
             assert users == [f"job {sid}"]
     finally:
         cluster.stop()
@@ -94,7 +124,7 @@ def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_
     """Host A holds a session live; host B commits to it (a takeover); A's next commit is
     refused with SESSION_CONFLICT and A reloads, building on B's."""
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         owner = cluster.host_of("p")
@@ -106,15 +136,44 @@ def test_a_stale_host_cannot_overwrite_a_newer_commit(ray_cluster: Any, cluster_
             cluster.session("p").run("a2").get(timeout=TIMEOUT)
         assert stale.value.code == "SESSION_CONFLICT"
         assert cluster.session("p").run("a3").get(timeout=TIMEOUT).output == "echo: a3"
-        users = [m.content for m in cluster.session("p").history() if m.role == "user"]
+        users = [m.content for m in cluster.session("p").history(TIMEOUT) if m.role == "user"]
         assert users == ["a1", "b1", "a3"]
+    finally:
+        cluster.stop()
+
+
+def test_a_durable_run_finished_by_another_host_answers_its_caller(
+    ray_cluster: Any, cluster_store: Any, tmp_path: Path
+) -> None:
+    """Another host takes a durable run over while its first host still runs it, and commits
+    it first; the first host's copy then cannot journal, and the caller still gets the run's
+    result (the one committed), not that copy's STORE_FAILED."""
+    dsn, schema = cluster_store
+    cluster = ClusterRuntime.start(dsn, hosts=2, schema=schema, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        cluster.register_agent("held", "cluster_agents:held", durable=True)
+        owner = cluster.host_of("t")
+        other = next(name for name in cluster._hosts if name != owner)
+        holding = threading.Event()
+        cluster.events.subscribe(lambda _event: holding.set(), pattern="tool.started")
+        flag = tmp_path / "flag"
+        future = cluster.session("t", "held").run(str(flag))
+        assert holding.wait(TIMEOUT)  # the first attempt waits in its tool, on the owner
+        # The other host resumes the run from its journal (as when it takes the session
+        # over) and commits it, its tool's second attempt returning at once.
+        taken = cluster._hosts[other].result.remote("t", "held", future.run_id, TIMEOUT)
+        assert ray.get(taken, timeout=TIMEOUT)[0] == "ok"
+        flag.touch()  # the owner's copy goes on, and finds the run committed
+        assert future.get(timeout=TIMEOUT).output == 'held: "attempt 2"'
+        users = [m.content for m in cluster.session("t", "held").history(TIMEOUT)]
+        assert users.count(str(flag)) == 1
     finally:
         cluster.stop()
 
 
 def test_events_of_every_host_reach_a_subscriber_here(ray_cluster: Any, cluster_store: Any) -> None:
     dsn, schema = cluster_store
-    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None)
+    cluster = ClusterRuntime.start(dsn, hosts=3, schema=schema, idle_timeout=None, timeout=TIMEOUT)
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         seen: list[Event] = []

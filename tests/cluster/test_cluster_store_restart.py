@@ -35,7 +35,7 @@ def _history(cluster: Any, sid: str) -> list[Any]:
     tick = threading.Event()
     while True:
         try:
-            return list(cluster.session(sid).history())
+            return list(cluster.session(sid).history(TIMEOUT))
         except PraxoError as exc:
             if exc.code != "STORE_FAILED" or time.monotonic() >= deadline:
                 raise
@@ -49,7 +49,9 @@ def test_every_host_serves_again_after_postgres_restarts(
     finds its connection closed and opens a new one), in the same cluster; a run during the
     outage fails with a code; nothing committed before is lost."""
     schema = f"praxo_test_cluster_rs_{next(_SCHEMAS)}"
-    cluster = ClusterRuntime.start(restartable_postgres.dsn, hosts=2, schema=schema)
+    cluster = ClusterRuntime.start(
+        restartable_postgres.dsn, hosts=2, schema=schema, timeout=TIMEOUT
+    )
     try:
         cluster.register_agent("default", "cluster_agents:echo")
         routed = _one_session_per_host(cluster, 2)

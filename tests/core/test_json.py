@@ -5,11 +5,11 @@ from __future__ import annotations
 import enum
 import math
 import sys
-import time
 from collections import OrderedDict
 from typing import Any
 
 import pytest
+from _hostile import JSON_TEXTS
 
 from praxo_actors.core import JSONError, encode_json, extract_json, parse_json
 from praxo_actors.core._json import MAX_DEPTH, MAX_ITEMS
@@ -383,20 +383,8 @@ def test_extract_skips_candidates_nested_too_deep() -> None:
     assert extract_json(text) == {"ok": True}
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '{"{' * 40_000,
-        "{" * 100_000,
-        '[" ' * 40_000,
-        '{"\\' * 40_000,
-        '{"a' + '\n{"' * 40_000,
-        '"' * 100_000,
-        "```" * 40_000,
-    ],
-)
-def test_extract_stays_fast_on_hostile_text(text: str) -> None:
-    """Adversarial text fails with JSON_NOT_FOUND in well under a second."""
-    started = time.perf_counter()
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_extract_fails_with_a_code_on_hostile_text(text: str) -> None:
+    """Adversarial text fails with JSON_NOT_FOUND (its time against the bound is
+    ``bench/adversarial.py``'s)."""
     assert _code(extract_json, text) == "JSON_NOT_FOUND"
-    assert time.perf_counter() - started < 2.0

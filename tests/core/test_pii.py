@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from _hostile import PII_TEXTS
 
 from praxo_actors.core import redact_pii, redact_value
 
@@ -236,32 +235,14 @@ def test_non_str_raises_type_error() -> None:
         redact_pii(b"ada@example.com")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "a" * 100_000,
-        "a." * 50_000,
-        "x@" + "a." * 50_000,
-        "x@" + "1." * 50_000,
-        "@a" * 50_000,
-        "1 " * 50_000,
-        "1-" * 50_000,
-        "4111 " * 20_000,
-        "+1 " * 33_000,
-        "(555) " * 16_000,
-        "555-123-" * 12_000,
-        "9" * 100_000,
-        "a@b.io-" * 14_000,
-        "a@b.io" + "-x" * 50_000,
-        "+1(555)" * 14_000,
-        "0(" * 50_000,
-    ],
-)
-def test_adversarial_input_is_fast(text: str) -> None:
-    """A 100 KB adversarial string is redacted in well under a second (no backtracking blow-up)."""
-    start = time.perf_counter()
-    redact_pii(text)
-    assert time.perf_counter() - start < 1.0
+@pytest.mark.parametrize(("text", "emails"), PII_TEXTS)
+def test_adversarial_input_is_redacted(text: str, emails: int) -> None:
+    """A 100 KB adversarial string is redacted whole: its e-mail addresses, nothing else (its
+    time against the bound is ``bench/adversarial.py``'s)."""
+    redacted = redact_pii(text)
+    assert redacted.count(EMAIL) == emails
+    assert redacted == text if emails == 0 else "@" not in redacted
+    assert redact_pii(redacted) == redacted
 
 
 def test_redact_value_walks_containers() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any
 
 import pytest
+from _hostile import TOOL_CALL_TEXTS
 
 from praxo_actors.core import (
     ToolCallError,
@@ -416,27 +416,12 @@ def test_strip_canonical_documents() -> None:
 # Hostile input -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '<tool_call>"' * 20_000,
-        '<tool_call name="a">' * 10_000,
-        "<tool.a>" * 20_000 + "</tool.b>",
-        ("<tool_call" + " " * 1_000) * 200,
-        'tool.x {"\n' * 20_000,
-        "<think>" * 20_000,
-        '<tool_call name="a">"' + '\\"' * 100_000,
-        "tool." + "a" * 200_000,
-        "<tool." + "a." * 100_000 + ">{}</tool.x>",
-        '{"{' * 40_000,
-        "<think></think>" * 20_000 + "x",
-        "</think>" + "<think></think> " * 20_000 + "{",
-    ],
-)
-def test_hostile_text_is_handled_in_linear_time(text: str) -> None:
-    """Adversarial markup is parsed and stripped quickly, raising only ToolCallError."""
-    started = time.perf_counter()
+@pytest.mark.parametrize("text", TOOL_CALL_TEXTS)
+def test_hostile_text_is_handled_with_codes(text: str) -> None:
+    """Adversarial markup is parsed and stripped, raising only ToolCallError, and what is
+    stripped is no longer than the text (its time against the bound is
+    ``bench/adversarial.py``'s)."""
     with contextlib.suppress(ToolCallError):
         parse_tool_calls(text)
-    strip_tool_calls(text)
-    assert time.perf_counter() - started < 2.0
+    stripped = strip_tool_calls(text)
+    assert isinstance(stripped, str) and len(stripped) <= len(text)

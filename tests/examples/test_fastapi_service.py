@@ -30,6 +30,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fastapi_service.py
 TIMEOUT = 10.0
 START_TIMEOUT = 20.0  # a cold interpreter imports FastAPI, pydantic and the runtime first
 POLL = 0.02  # seconds between two looks at a condition another process makes true
+# What uvicorn logs when its graceful-shutdown period runs out and it cancels what is left.
+GRACE_RAN_OUT = "timeout graceful shutdown exceeded"
 
 
 @dataclass
@@ -263,19 +265,17 @@ def test_a_client_leaving_a_stream_unsubscribes(server: Server) -> None:
 
 
 def test_an_open_event_stream_ends_when_the_server_stops(tmp_path: Path) -> None:
-    """SIGTERM ends an open event stream cleanly, long before the grace period runs out."""
-    with serve(tmp_path, tmp_path / "s.sqlite3", PRAXO_GRACE="10") as server:
+    """SIGTERM ends an open event stream cleanly, without the grace period running out."""
+    with serve(tmp_path, tmp_path / "s.sqlite3", PRAXO_GRACE="60") as server:
         with server.client.stream("GET", "/sessions/s/events") as stream:
             lines = stream.iter_lines()
             assert next(lines) == ": subscribed"
             assert server.client.post("/sessions/s/runs", json={"input": "x"}).status_code == 200
             assert read_events(lines, until="run.completed")[-1]["event"] == "run.completed"
-            stopping = time.monotonic()
             server.terminate()
             assert read_events(lines) == []  # the body ends: no incomplete chunked read
-            ended = time.monotonic() - stopping
         assert server.wait() == -signal.SIGTERM  # uvicorn re-raises the signal it handled
-    assert ended < 2.0, f"the stream ended {ended:.2f} s after SIGTERM"
+    assert GRACE_RAN_OUT not in server.logged()  # the stream ended; uvicorn cut nothing off
 
 
 Outcome = tuple[int, str, int | str, str | None]
@@ -285,8 +285,8 @@ Outcome = tuple[int, str, int | str, str | None]
 def test_sigterm_under_load_answers_every_accepted_request_and_loses_nothing(
     tmp_path: Path,
 ) -> None:
-    """200 runs in flight at SIGTERM each get 200 or 503, exit beats the grace period, and a
-    restart finds every run answered 200 in its session's history."""
+    """200 runs in flight at SIGTERM each get 200 or 503, the server exits without its grace
+    period running out, and a restart finds every run answered 200 in its session's history."""
     sessions, runs_per_session, grace = 20, 10, 3
     store = tmp_path / "s.sqlite3"
     # 10 runs of 0.25 s take 2.5 s per session: the drain (the grace period less the example's
@@ -306,7 +306,8 @@ def test_sigterm_under_load_answers_every_accepted_request_and_loses_nothing(
     assert {code for _, _, status, code in load.outcomes if status == 503} == {"RUNTIME_STOPPED"}
     # uvicorn closes its listening socket at once: a new connection is refused meanwhile.
     assert load.refused_while_draining
-    assert load.exited < grace, f"exited {load.exited:.2f} s after SIGTERM"
+    # The example drained and stopped its runtime itself: uvicorn had nothing left to cut off.
+    assert GRACE_RAN_OUT not in server.logged(), f"exited {load.exited:.2f} s after SIGTERM"
     assert exit_status == -signal.SIGTERM  # uvicorn re-raises the signal it handled
 
     with serve(tmp_path, store) as restarted:

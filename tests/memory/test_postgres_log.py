@@ -116,3 +116,43 @@ def test_many_stores_opened_at_once_on_a_new_schema(postgres_dsn: str) -> None:
     finally:
         for store in opened:
             store.close()
+
+
+def test_a_load_sees_one_version_while_another_host_commits(hosts: list[Any]) -> None:
+    """A commit that lands between the reads of one load (a new snapshot dropping the records
+    the load is about to read) is either all seen or not at all: the load's state revives."""
+    from praxo_actors.core._log_docs import dump_snapshot
+    from praxo_actors.models import Session
+    from praxo_actors.runtime._restore import revive
+
+    writer, reader = SessionLog(hosts[0]), hosts[1]
+
+    def commit(version: int, snapshot: bool) -> None:
+        messages = [message_user(f"u{version}"), message_assistant(f"a{version}")]
+        record = dump_record("s", version, f"r{version}", messages)
+        history = [
+            m
+            for v in range(1, version + 1)
+            for m in (message_user(f"u{v}"), message_assistant(f"a{v}"))
+        ]
+        snap = dump_snapshot(Session("s", history), version, None) if snapshot else None
+        applied = writer.write([Commit("s", version - 1, f"r{version}", record, snap)], [])
+        assert applied == [True]
+
+    for version in (1, 2):
+        commit(version, snapshot=False)
+    reads: list[tuple[str, ...]] = []
+    original = reader._read_many
+
+    def read_many(namespace: tuple[str, ...], keys: list[str]) -> list[Any]:
+        rows = original(namespace, keys)
+        reads.append(namespace)
+        if len(reads) == 1:  # after the snapshot's read, before the head's: another host commits
+            commit(3, snapshot=True)
+        return rows
+
+    reader._read_many = read_many  # type: ignore[method-assign]
+    state = SessionLog(reader).load(["s"])[0]
+    session, position = revive(state, "s", ("message", "session", "text", "tool_call"), None)
+    assert position.version in (2, 3)
+    assert [m.content for m in session.messages][-1] == f"a{position.version}"

@@ -263,9 +263,11 @@ def test_async_model_in_flight_is_cancelled_by_stop(runtime: Start) -> None:
     rt = runtime(agents={"default": lambda: new_agent_options(model)})
     future = rt.session("s1").run("x")
     assert entered.wait(TIMEOUT)
-    began = time.monotonic()
-    rt.stop()
-    assert time.monotonic() - began < TIMEOUT / 2
+    # stop() ends although the call never would: the wait is bounded, not timed.
+    stopper = threading.Thread(target=rt.stop)
+    stopper.start()
+    stopper.join(TIMEOUT)
+    assert not stopper.is_alive(), "stop() waited for the model call"
     assert error_code(future) == "RUNTIME_STOPPED"
 
 
