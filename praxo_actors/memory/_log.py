@@ -319,7 +319,11 @@ class SessionLog:
         appended: list[bool] = []
         for append in appends:
             sid, pending = append.session_id, append.pending
-            first = pending.resumes == 0 and pending.entries == 1 and append.entry is not None
+            # A run's first write: its first entry, or (submitted) its record before any entry.
+            first = pending.resumes == 0 and (
+                (pending.entries == 1 and append.entry is not None)
+                or (pending.entries == 0 and append.entry is None)
+            )
             now = pending_runs.get(sid)
             if not first and (now is None or now[0] != pending.run_id):
                 appended.append(False)  # the run is no longer the session's pending one

@@ -94,6 +94,7 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
     reply = decode(_ask(handle, encode(LoadResults(handle.id)), timeout))
     if not isinstance(reply, Results):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+    mine = []
     for document in reversed(reply.documents):  # newest first: a resumed run's last outcome
         try:
             doc = msgspec.json.decode(document)
@@ -105,6 +106,13 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
             raise PraxoError(
                 "CHECKPOINT_SIGNATURE", f"the result kept for {run_id!r} is not signed"
             )
+        mine.append(doc)
+    # A completed run stays completed: a failure kept after it can only be a copy's that lost
+    # (a cluster host whose session another host took over and committed the run for).
+    completed = [
+        d for d in mine if "error" not in d and d.get("status", "completed") == "completed"
+    ]
+    for doc in completed[:1] or mine[:1]:
         error = doc.get("error")
         if isinstance(error, dict):
             raise AgentError(str(error.get("code")), str(error.get("message", "")), run_id)
