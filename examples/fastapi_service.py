@@ -4,13 +4,15 @@ The lifespan opens the runtime with ``Runtime.open`` on a SQLite file, so sessio
 ``async`` model calls run on uvicorn's loop (a client made on that loop just works) and every
 committed run survives a restart. Endpoints:
 
-- ``POST /sessions/{id}/runs`` with ``{"input": "...", "deadline": 5.0 | null}`` awaits the run
-  and answers ``{"run_id", "output", "steps", "model_calls", "tool_calls"}``. A failure is JSON
+- ``POST /sessions/{id}/runs`` with ``{"input": "...", "deadline": 5.0 | null}`` accepts the
+  run and answers 202 ``{"run_id": ...}`` at once (``Location: /runs/{run_id}``). A client that
+  would rather wait sends ``Prefer: wait=N`` (RFC 7240, N seconds, at most ``MAX_WAIT``): the
+  answer is then 200 ``{"run_id", "status", "output", "steps", "model_calls", "tool_calls"}`` if
+  the run ends within N seconds, else the same 202 (the run goes on). ``Prefer:
+  respond-async`` is accepted and means what the default does. A failure is JSON
   ``{"error": {"code": ..., "message": ..., "run_id"?: ...}}`` with the status its code maps to
   (``STATUS_BY_CODE``; a model's own code is 502).
-- Submit, then poll: the same ``POST`` with the header ``Prefer: respond-async`` (RFC 7240)
-  accepts the run and answers 202 ``{"run_id": ...}`` at once (``Location: /runs/{run_id}``).
-  ``GET /runs/{run_id}`` answers 200 with the result as above, 202 ``{"status": "running"}``
+- ``GET /runs/{run_id}`` answers 200 with the result as above, 202 ``{"status": "running"}``
   while it runs, 404 ``RUNTIME_UNKNOWN_RUN`` for a run not submitted here, or the run's error.
   Which session a run belongs to is kept in the runtime's store, so it survives a restart.
 - ``GET /sessions/{id}/history`` answers the session's committed messages.
@@ -48,7 +50,7 @@ Run: ``python examples/fastapi_service.py`` (uvicorn on 127.0.0.1), then for exa
 
     curl -N localhost:8000/sessions/s1/events &
     curl -X POST localhost:8000/sessions/s1/runs -H 'content-type: application/json' \\
-        -d '{"input": "hello"}'
+        -H 'prefer: wait=30' -d '{"input": "hello"}'
 
 Settings from the environment: ``HOST`` (127.0.0.1), ``PORT`` (8000), ``PRAXO_STORE``
 (``.praxo/fastapi_service.sqlite3``), ``PRAXO_GRACE`` (uvicorn's graceful-shutdown seconds,
@@ -107,6 +109,10 @@ STATUS_BY_CODE = {
 # shorter one): time for the refused runs' 503s to be written and the runtime to stop, which
 # took 0.2 s with 200 runs pending.
 STOP_MARGIN = 1.0
+
+# The longest ``Prefer: wait=N`` honoured: a request holds a connection while it waits, and a
+# client that wants longer polls ``GET /runs/{run_id}`` instead.
+MAX_WAIT = 300.0
 
 Model = Callable[[ModelRequest], Awaitable[ModelResponse | ModelError]]
 
@@ -292,18 +298,46 @@ router = APIRouter()
 async def start_run(
     body: RunBody, session: SessionDep, service: ServiceDep, request: Request
 ) -> dict[str, Any] | JSONResponse:
-    """Run the agent on the session and answer the result; or, asked ``Prefer:
-    respond-async``, accept the run and answer 202 with its id, to poll at ``/runs/{id}``."""
-    if "respond-async" in request.headers.get("prefer", "").lower():
-        with service.admit():
-            run_id = await session.asubmit(body.input, deadline=body.deadline)
-        await service.remember(run_id, session.id)
-        headers = {"Location": f"/runs/{run_id}", "Preference-Applied": "respond-async"}
-        return JSONResponse({"run_id": run_id}, status_code=202, headers=headers)
+    """Accept a run and answer 202 with its id, to poll at ``/runs/{id}``; asked ``Prefer:
+    wait=N``, answer its result instead if the run ends within N seconds."""
+    wait = preferred_wait(request.headers.getlist("prefer"))
     with service.admit():
-        # Suspends only this request; cancelling it would cancel the run (nothing committed).
-        result = await session.arun(body.input, deadline=body.deadline)
-    return run_answer(result)
+        run_id = await session.asubmit(body.input, deadline=body.deadline)
+        await service.remember(run_id, session.id)
+        if wait is not None:
+            try:
+                # Only this wait is cancelled if the client goes: the run goes on.
+                return run_answer(await session.aresult(run_id, timeout=wait))
+            except PraxoError as exc:
+                if exc.code != "RUNTIME_TIMEOUT":
+                    raise
+    return JSONResponse(
+        {"run_id": run_id}, status_code=202, headers={"Location": f"/runs/{run_id}"}
+    )
+
+
+def preferred_wait(prefer: list[str]) -> float | None:
+    """Return the seconds a ``Prefer: wait=N`` asks for (at most ``MAX_WAIT``; None: not asked).
+
+    Preferences this service does not know are ignored, as RFC 7240 allows.
+
+    Raises:
+        PraxoError: ``INVALID_REQUEST`` for a ``wait`` that is not a number of seconds >= 0.
+    """
+    for header in prefer:
+        for preference in header.split(","):
+            name, _, value = preference.split(";")[0].partition("=")
+            if name.strip().lower() != "wait":
+                continue
+            text = value.strip().strip('"')
+            try:
+                seconds = float(text)
+            except ValueError:
+                seconds = -1.0
+            if not 0 <= seconds < float("inf"):
+                raise PraxoError("INVALID_REQUEST", f"Prefer: wait={text!r} is not seconds >= 0")
+            return min(seconds, MAX_WAIT)
+    return None
 
 
 @router.get("/runs/{run_id}", response_model=None)

@@ -76,7 +76,11 @@ def run_result(handle: SessionHandle, run_id: str, timeout: float | None) -> Run
 
 
 def _known(router: Router, run_id: str) -> RunFuture | None:
-    return router.pending.get(run_id) or router.resumed_futures.get(run_id)
+    return (
+        router.pending.get(run_id)
+        or router.resumed_futures.get(run_id)
+        or router.refused.get(run_id)
+    )
 
 
 def _left(end: float | None) -> float | None:

@@ -77,6 +77,11 @@ class RuntimeStatistics(msgspec.Struct, frozen=True):
     ``versions_kept``); all the runtime keeps of a session once its actor has stopped."""
 
 
+# How many refused runs ``handle.result`` still answers with their refusal (a few hundred bytes
+# each: the future and its error).
+REFUSED_KEPT = 1000
+
+
 @dataclass(slots=True)
 class _Entry:
     """One live or activating session: its actor (None while activating) and pending runs."""
@@ -138,6 +143,9 @@ class Router(Resumption):
         self.clock = clock
         self.live: OrderedDict[str, _Entry] = OrderedDict()
         self.pending: dict[str, RunFuture] = {}
+        # The last REFUSED_KEPT runs refused at admission: never started, so never in the
+        # store, yet a submitted run's refusal is what ``handle.result(run_id)`` answers.
+        self.refused: OrderedDict[str, RunFuture] = OrderedDict()
         # Completed runs whose checkpoint the store has not yet acknowledged. Kept here, not per
         # entry: the run is committed, so its outcome is the store's even if its session stops.
         self.results: dict[str, RunResult] = {}
@@ -272,6 +280,9 @@ class Router(Resumption):
     def _refuse(self, future: RunFuture, error: PraxoError) -> None:
         self.counters.runs_refused += 1
         _fail(future, error)
+        self.refused[future.run_id] = future
+        if len(self.refused) > REFUSED_KEPT:
+            self.refused.popitem(last=False)
 
     def cancel(self, run_id: str, hard: bool = False) -> bool:
         """Cancel a run: at once while it waits for its session, else at its next step (or at

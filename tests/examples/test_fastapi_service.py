@@ -32,6 +32,8 @@ START_TIMEOUT = 20.0  # a cold interpreter imports FastAPI, pydantic and the run
 POLL = 0.02  # seconds between two looks at a condition another process makes true
 # What uvicorn logs when its graceful-shutdown period runs out and it cancels what is left.
 GRACE_RAN_OUT = "timeout graceful shutdown exceeded"
+# The tests' clients wait for a run's result (the example answers 202 at once without it).
+WAIT = {"Prefer": "wait=60"}
 
 
 @dataclass
@@ -85,7 +87,7 @@ def serve(directory: Path, store: Path, **settings: str) -> Iterator[Server]:
             [sys.executable, str(EXAMPLE)], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     try:
-        with httpx.Client(base_url=url, timeout=TIMEOUT) as client:
+        with httpx.Client(base_url=url, timeout=TIMEOUT, headers=WAIT) as client:
             server = Server(process, url, log, client)
             wait_until_ready(server)
             yield server
@@ -154,7 +156,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def test_a_run_answers_the_agent_output(server: Server) -> None:
-    """POST /sessions/{id}/runs awaits the run and answers its output and counters."""
+    """POST /sessions/{id}/runs with Prefer: wait=N answers the run's output and counters."""
     reply = server.client.post("/sessions/s1/runs", json={"input": "hello"})
     assert reply.status_code == 200, reply.text
     body = reply.json()
@@ -334,7 +336,9 @@ async def post_then_terminate(server: Server, sessions: int, runs_per_session: i
     """POST every run at once, send SIGTERM once the runtime holds them all, collect answers."""
     total = sessions * runs_per_session
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT, limits=limits) as client:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=TIMEOUT, limits=limits, headers=WAIT
+    ) as client:
 
         async def post(session: int, text: str) -> Outcome:
             try:
@@ -482,3 +486,46 @@ def test_a_failed_submitted_run_answers_its_error(server: Server) -> None:
     assert reply.status_code == 202, reply.text
     done = poll(server, reply.json()["run_id"])
     assert done.status_code == 502 and done.json()["error"]["code"] == "MODEL_UNAVAILABLE"
+
+
+def test_a_run_answers_202_by_default_and_its_result_is_polled(server: Server) -> None:
+    """POST without a Prefer header accepts the run and answers 202 with its id at once."""
+    with httpx.Client(base_url=server.url, timeout=TIMEOUT) as plain:
+        reply = plain.post("/sessions/p3/runs", json={"input": "default"})
+    assert reply.status_code == 202, reply.text
+    run_id = reply.json()["run_id"]
+    assert reply.json() == {"run_id": run_id}
+    assert reply.headers["location"] == f"/runs/{run_id}"
+    done = poll(server, run_id)
+    assert done.status_code == 200, done.text
+    assert done.json()["output"] == "echo: default"
+
+
+def test_a_run_longer_than_the_wait_answers_202_and_goes_on(server: Server) -> None:
+    """Prefer: wait=0 on a 0.2 s model call answers 202; the run still completes."""
+    reply = server.client.post(
+        "/sessions/p4/runs", json={"input": "slow"}, headers={"Prefer": "wait=0"}
+    )
+    assert reply.status_code == 202, reply.text
+    done = poll(server, reply.json()["run_id"])
+    assert done.status_code == 200 and done.json()["output"] == "echo: slow"
+    assert user_inputs(server, "p4") == ["slow"]
+
+
+def test_a_wait_among_other_preferences_is_honoured(server: Server) -> None:
+    """Prefer: handling=lenient, wait=30 (RFC 7240's list form) waits for the result."""
+    prefer = {"Prefer": 'handling=lenient, wait="30"'}
+    reply = server.client.post("/sessions/p5/runs", json={"input": "listed"}, headers=prefer)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["output"] == "echo: listed"
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_wait_answers_422_invalid_request(server: Server, value: str) -> None:
+    """A wait that is not a number of seconds >= 0 is refused, and no run is started."""
+    reply = server.client.post(
+        "/sessions/p6/runs", json={"input": "x"}, headers={"Prefer": f"wait={value}"}
+    )
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["error"]["code"] == "INVALID_REQUEST"
+    assert user_inputs(server, "p6") == []

@@ -211,6 +211,21 @@ def test_submit_returns_the_run_id_and_result_polls_it(runtime: Start) -> None:
     slow.stop()
 
 
+def test_a_submitted_run_refused_at_admission_is_polled_as_its_refusal(runtime: Start) -> None:
+    """A submitted run refused with SESSION_BUSY is never stored; result still raises the
+    refusal, not RUNTIME_UNKNOWN_RUN."""
+    hang = Hang()
+    rt = runtime(agents={"default": lambda: new_agent_options(hang)}, on_busy="reject")
+    handle = rt.session("s")
+    handle.submit("a")
+    assert hang.entered.wait(TIMEOUT)
+    refused_id = handle.submit("b")
+    with pytest.raises(PraxoError) as info:
+        handle.result(refused_id, timeout=TIMEOUT)
+    assert info.value.code == "SESSION_BUSY"
+    handle.stop()
+
+
 def test_aresult_works_under_runtime_open(tmp_path: Path) -> None:
     """On the runtime's own loop, result() would block it: aresult gives the same answer."""
 
