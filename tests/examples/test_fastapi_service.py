@@ -466,8 +466,9 @@ def test_a_submitted_run_answers_202_and_its_result_is_polled(server: Server) ->
     assert reply.status_code == 202, reply.text
     run_id = reply.json()["run_id"]
     assert reply.headers["location"] == f"/runs/{run_id}"
-    first = server.client.get(f"/runs/{run_id}")  # the model takes 0.2 s: still running
-    assert first.status_code == 202 and first.json() == {"run_id": run_id, "status": "running"}
+    first = server.client.get(f"/runs/{run_id}")  # the model takes 0.2 s: likely running
+    if first.status_code != 200:  # a busy machine may have let it end already
+        assert first.status_code == 202 and first.json() == {"run_id": run_id, "status": "running"}
     done = poll(server, run_id)
     assert done.status_code == 200, done.text
     assert done.json()["output"] == "echo: later" and done.json()["run_id"] == run_id
