@@ -25,6 +25,10 @@ committed run survives a restart. Endpoints:
 - ``GET /sessions/{id}/events`` streams the session's events as server-sent events. The first
   line is the comment ``: subscribed`` (events from then on are delivered); the stream ends
   when the runtime stops.
+- ``POST /research/{id}`` (with ``PRAXO_RESEARCH=1``, or ``create_app(research=True)``) runs
+  the research agent of ``research_agent.py``: it searches through an MCP tool
+  (``research_tools.py``, a stdio MCP server) and hands what it found to a ``summarizer`` agent
+  through ``agent_tool``, on a child session; it answers like a run above, waited for.
 - ``GET /healthz`` answers 200 with the runtime's statistics while serving, 503 once stopping.
 
 Shutdown (SIGTERM, Ctrl-C): uvicorn stops accepting connections, then waits up to its
@@ -232,13 +236,19 @@ class Service:
 
 
 def create_app(
-    store_path: str | None = DEFAULT_STORE, *, model: Model | None = None, **runtime_options: Any
+    store_path: str | None = DEFAULT_STORE,
+    *,
+    model: Model | None = None,
+    research: bool = False,
+    **runtime_options: Any,
 ) -> FastAPI:
     """Return the service; the runtime (on ``store_path``, None: in memory) lives in its lifespan.
 
     Args:
         store_path: The SQLite file holding the sessions (one runtime per file).
         model: The agent's model (default: :func:`echo_model`).
+        research: Also serve the research agent (``research_agent.py``: an MCP tool and a
+            sub-agent) at ``POST /research/{id}``; its MCP server runs as a child process.
         runtime_options: Passed to ``Runtime.open`` (``on_busy``, ``max_queue``, ...).
     """
     agent_model = model or echo_model()
@@ -247,8 +257,17 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # On the app's loop: no thread of the runtime's own, and the model runs here.
-        async with Runtime.open(store_path, **runtime_options) as runtime:
+        async with contextlib.AsyncExitStack() as stack:
+            runtime = await stack.enter_async_context(Runtime.open(store_path, **runtime_options))
             runtime.register_agent(AGENT, lambda: agent_options(agent_model))
+            if research:  # one MCP client, opened on this loop, serves every session
+                import research_agent
+
+                from praxo_actors.mcp import MCPTools
+
+                command, *args = research_agent.SERVER
+                mcp = await stack.enter_async_context(MCPTools.stdio(command, args))
+                research_agent.register(runtime, mcp.tools)
             service.runtime = runtime
             try:
                 yield
@@ -338,6 +357,18 @@ def preferred_wait(prefer: list[str]) -> float | None:
                 raise PraxoError("INVALID_REQUEST", f"Prefer: wait={text!r} is not seconds >= 0")
             return min(seconds, MAX_WAIT)
     return None
+
+
+@router.post("/research/{session_id}", response_model=None)
+async def research(session_id: str, body: RunBody, service: ServiceDep) -> dict[str, Any]:
+    """Run the research agent on the session (``create_app(research=True)``) and answer how it
+    ended: its MCP search and its summarizer sub-agent run inside the run."""
+    if service.runtime is None:
+        raise PraxoError("RUNTIME_STOPPED", "the service is not running")
+    session = service.runtime.session(session_id, "research")
+    with service.admit():
+        result = await session.arun(body.input, deadline=body.deadline)
+    return run_answer(result)
 
 
 @router.get("/runs/{run_id}", response_model=None)
@@ -497,6 +528,7 @@ def main() -> None:
     app = create_app(
         os.environ.get("PRAXO_STORE", DEFAULT_STORE),
         model=model_from_environment(),
+        research=os.environ.get("PRAXO_RESEARCH") == "1",
         on_busy=os.environ.get("PRAXO_ON_BUSY", "enqueue"),
     )
     config = uvicorn.Config(

@@ -97,7 +97,8 @@ def agent_tool(
         return await _run_child(runtime, context, agent, child, text, depth)
 
     about = description or f"Ask the {agent!r} agent; it answers with its reply."
-    return Tool(tool_name, about, dict(_PARAMETERS), call)
+    # The child's answer is text for the calling model, not a JSON string.
+    return Tool(tool_name, about, dict(_PARAMETERS), call, text_results=True)
 
 
 async def _run_child(

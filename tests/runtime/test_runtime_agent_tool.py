@@ -28,7 +28,8 @@ def caller(agent: str, name: str | None = None, **tool_options: Any) -> Callable
     def model(request: Request) -> Response:
         last = request.messages[-1]
         if last.role == "tool":
-            told = json.loads(str(last.content))
+            text = str(last.content)  # the child's output as text, or an error as JSON
+            told = json.loads(text) if text.startswith('{"error"') else text
             return Response(message_assistant(f"told: {told}"))
         call = ToolCall(tool_name, {"input": f"sub {last.content}"}, id="c1")
         return Response(message_assistant("", [call]))
