@@ -35,7 +35,7 @@ from _machine import OtherLoad, cpu_model, load_note, rss_bytes
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
 from praxo_actors.runtime import Runtime
-from praxo_actors.runtime._versions import StoppedVersions
+from praxo_actors.runtime._kernel._versions import StoppedVersions
 
 LIVE = 1000  # max_live_sessions: the live set stays this size, every later session stops one
 BATCH = 500  # runs in flight at once; half the live set, so the other half can be evicted

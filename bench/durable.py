@@ -40,7 +40,7 @@ from praxo_actors.models import (
     message_user,
 )
 from praxo_actors.runtime import Runtime
-from praxo_actors.runtime._restore import LogPosition, run_commit
+from praxo_actors.runtime._session._restore import LogPosition, run_commit
 
 TEXT = "a sentence of about sixty characters, as a chat turn would be. "
 

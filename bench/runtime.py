@@ -610,7 +610,7 @@ def idle_memory(n: int, timeout: float) -> None:
 
 def reactivation_child(n: int, samples: int) -> dict[str, Any]:
     """Fill SQLite with ``n`` checkpoints; time reactivating ``samples`` of them, one at a time."""
-    from praxo_actors.runtime._store_actor import CHECKPOINT_NAMESPACE
+    from praxo_actors.runtime._store._store_actor import CHECKPOINT_NAMESPACE
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sessions.sqlite3"

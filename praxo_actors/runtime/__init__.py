@@ -11,18 +11,18 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
-from praxo_actors.runtime._agent_session import AgentSession, AwaitableRun
-from praxo_actors.runtime._agent_tool import agent_tool
-from praxo_actors.runtime._clock import RuntimeClock
-from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions
-from praxo_actors.runtime._events import EventStream, Subscription, SubscriptionStatistics
-from praxo_actors.runtime._inspect import SessionInfo
-from praxo_actors.runtime._restore import read_session
-from praxo_actors.runtime._run_future import RunFuture
-from praxo_actors.runtime._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
-from praxo_actors.runtime._session import SessionCrashedError
-from praxo_actors.runtime._sinks import JsonLinesSink, StructlogSink
-from praxo_actors.runtime._stream import RunStream
+from praxo_actors.runtime._events._events import EventStream, Subscription, SubscriptionStatistics
+from praxo_actors.runtime._events._sinks import JsonLinesSink, StructlogSink
+from praxo_actors.runtime._events._stream import RunStream
+from praxo_actors.runtime._front._agent_session import AgentSession, AwaitableRun
+from praxo_actors.runtime._front._agent_tool import agent_tool
+from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions
+from praxo_actors.runtime._front._inspect import SessionInfo
+from praxo_actors.runtime._front._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
+from praxo_actors.runtime._kernel._clock import RuntimeClock
+from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._session._restore import read_session
+from praxo_actors.runtime._session._session import SessionCrashedError
 
 __all__ = [
     "AgentSession",

@@ -123,7 +123,7 @@ class Raised(_Msg, frozen=True, tag="raised"):
     """A callback raised: its type and text.
 
     The exception itself travels beside this notice in the same actor message, unchanged
-    (see :mod:`praxo_actors.runtime._outcome`).
+    (see :mod:`praxo_actors.runtime._session._outcome`).
     """
 
     text: str

@@ -123,7 +123,7 @@ def test_a_load_sees_one_version_while_another_host_commits(hosts: list[Any]) ->
     the load is about to read) is either all seen or not at all: the load's state revives."""
     from praxo_actors.core._log_docs import dump_snapshot
     from praxo_actors.models import Session
-    from praxo_actors.runtime._restore import revive
+    from praxo_actors.runtime._session._restore import revive
 
     writer, reader = SessionLog(hosts[0]), hosts[1]
 

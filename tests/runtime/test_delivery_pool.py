@@ -9,7 +9,7 @@ import pytest
 from _helpers import assert_no_new_threads
 from _runtime_helpers import TIMEOUT
 
-from praxo_actors.runtime._delivery import DeliveryPool, Worker
+from praxo_actors.runtime._events._delivery import DeliveryPool, Worker
 from supervisors import ManualClock
 
 LIMIT = 5.0

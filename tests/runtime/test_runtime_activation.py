@@ -16,7 +16,8 @@ from _runtime_helpers import TIMEOUT, echo_agent
 from praxo_actors import PraxoError
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.memory._log import PENDING
-from praxo_actors.runtime import RunFuture, Runtime, _activation
+from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.runtime._kernel import _activation
 from praxo_actors.testing import ManualClock
 
 Start = Callable[..., Runtime]

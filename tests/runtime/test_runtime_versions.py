@@ -6,7 +6,7 @@ import tracemalloc
 
 import pytest
 
-from praxo_actors.runtime._versions import StoppedVersions
+from praxo_actors.runtime._kernel._versions import StoppedVersions
 
 
 def test_versions_only_move_forward() -> None:

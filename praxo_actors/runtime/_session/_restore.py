@@ -153,7 +153,7 @@ def result_document(
     (signed over the session id with a key, so that a store writer cannot forge an outcome).
 
     Typed structured output is kept as its JSON value, with the name of the ``agent`` whose
-    output type reads it back (see :func:`~praxo_actors.runtime._results.run_result`); None
+    output type reads it back (see :func:`~praxo_actors.runtime._front._results.run_result`); None
     when the result cannot be written as JSON.
     """
     doc: dict[str, object]

@@ -4,10 +4,11 @@ It decides which actor hosts a session, admits runs (``SESSION_BUSY``, ``SESSION
 ``RUNTIME_SESSION_LIMIT``), keeps the pending runs and the counters, evicts the least recently
 used idle session, passivates idle ones, and settles every run exactly once. Every method runs on
 the loop thread, so no lock guards this state: callers elsewhere reach it with
-``call_soon_threadsafe`` (see :class:`~praxo_actors.runtime._host.SessionHost`).
+``call_soon_threadsafe`` (see :class:`~praxo_actors.runtime._kernel._host.SessionHost`).
 
 A new session is *activating* until its actor has started and its checkpoint has been read; both
-happen for many sessions at once (:mod:`~praxo_actors.runtime._activation`). Runs routed to it
+happen for many sessions at once (:mod:`~praxo_actors.runtime._kernel._activation`). Runs
+routed to it
 meanwhile wait in its backlog and are sent, in order, right after its :class:`Restore`.
 """
 
@@ -35,16 +36,16 @@ from praxo_actors._errors import (
 from praxo_actors._log import get_logger
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult
+from praxo_actors.runtime._kernel._router_durable import Held, Resumption
+from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._versions import VERSIONS_KEPT, StoppedVersions
 from praxo_actors.runtime._protocol import CancelRun, Journaled, Restore, StartRun, encode
-from praxo_actors.runtime._router_durable import Held, Resumption
-from praxo_actors.runtime._run_future import RunFuture
-from praxo_actors.runtime._versions import VERSIONS_KEPT, StoppedVersions
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._activation import Activator
-    from praxo_actors.runtime._agents import Agents
-    from praxo_actors.runtime._events import EventRouter
-    from praxo_actors.runtime._finder import ResumeFinder
+    from praxo_actors.runtime._events._events import EventRouter
+    from praxo_actors.runtime._kernel._activation import Activator
+    from praxo_actors.runtime._kernel._agents import Agents
+    from praxo_actors.runtime._kernel._finder import ResumeFinder
 
 __all__ = ["Router", "RuntimeStatistics"]
 
@@ -185,7 +186,7 @@ class Router(Resumption):
         """Admit a run and send it to its session (activating the session if need be).
 
         With ``journal``, a durable agent's run is written to the store before its first step
-        (:mod:`~praxo_actors.runtime._submit` waits for that).
+        (:mod:`~praxo_actors.runtime._front._submit` waits for that).
         """
         session_id, run_id = future.session_id, future.run_id
         if self.stopping:

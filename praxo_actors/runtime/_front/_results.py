@@ -12,6 +12,7 @@ from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.core._schema_types import type_converter
 from praxo_actors.models import RunResult, Session
+from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._protocol import (
     LoadResults,
     LoadSessions,
@@ -20,12 +21,11 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
-from praxo_actors.runtime._restore import result_signed
-from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._session._restore import result_signed
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._handle import SessionHandle
-    from praxo_actors.runtime._router import Router
+    from praxo_actors.runtime._front._handle import SessionHandle
+    from praxo_actors.runtime._kernel._router import Router
 
 __all__ = ["run_result"]
 

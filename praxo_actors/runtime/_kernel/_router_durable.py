@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._activation import Activator
+    from praxo_actors.runtime._kernel._activation import Activator
 
 __all__ = ["Held", "Resumption"]
 
@@ -21,7 +21,7 @@ Held = tuple[RunFuture, str, str, int | None, str | None]
 
 
 class Resumption:
-    """Mixed into :class:`~praxo_actors.runtime._router.Router` (same thread, same state)."""
+    """Mixed into :class:`~praxo_actors.runtime._kernel._router.Router` (same thread and state)."""
 
     live: OrderedDict[str, Any]
     pending: dict[str, RunFuture]

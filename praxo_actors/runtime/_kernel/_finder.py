@@ -16,10 +16,10 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
-from praxo_actors.runtime._run_future import RunFuture
+from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._router import Router
+    from praxo_actors.runtime._kernel._router import Router
 
 __all__ = ["ResumeFinder"]
 

@@ -19,10 +19,10 @@ import pykka
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopGate, LoopScheduler
 from praxo_actors.agent import AgentOptions
-from praxo_actors.runtime._clock import LoopClock, Timer
+from praxo_actors.runtime._kernel._clock import LoopClock, Timer
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._router import Router
+    from praxo_actors.runtime._kernel._router import Router
 
 __all__ = ["SessionHost"]
 

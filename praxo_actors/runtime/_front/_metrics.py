@@ -23,8 +23,8 @@ from praxo_actors import __version__
 from praxo_actors._errors import PraxoError
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._router import RuntimeStatistics
-    from praxo_actors.runtime._runtime import Runtime
+    from praxo_actors.runtime._front._runtime import Runtime
+    from praxo_actors.runtime._kernel._router import RuntimeStatistics
 
 __all__ = ["INSTRUMENTS", "observe_runtime"]
 

@@ -15,7 +15,8 @@ session is restored from its checkpoint by its next run instead, and the runs it
 ``SESSION_CRASHED``.
 
 The runtime is a thin front. Its event loop runs the sessions (by default), their ``async``
-callbacks, the in-memory store's actor and the :class:`~praxo_actors.runtime._router.Router`,
+callbacks, the in-memory store's actor and the
+:class:`~praxo_actors.runtime._kernel._router.Router`,
 the one owner of routing. ``Runtime.start`` owns a loop thread; ``Runtime.astart`` and
 ``Runtime.open`` use the caller's running loop and own no thread for it.
 """
@@ -49,16 +50,11 @@ from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
-from praxo_actors.runtime._activation import Activator
-from praxo_actors.runtime._agent_tool import track
-from praxo_actors.runtime._agents import Agents
-from praxo_actors.runtime._clock import LoopClock, Timer
-from praxo_actors.runtime._config import RuntimeConfig, RuntimeOptions, config_from
-from praxo_actors.runtime._events import EventRouter
-from praxo_actors.runtime._finder import ResumeFinder
-from praxo_actors.runtime._handle import Events, SessionHandle, check_text
-from praxo_actors.runtime._host import SessionHost
-from praxo_actors.runtime._inspect import (
+from praxo_actors.runtime._events._events import EventRouter
+from praxo_actors.runtime._front._agent_tool import track
+from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions, config_from
+from praxo_actors.runtime._front._handle import Events, SessionHandle, check_text
+from praxo_actors.runtime._front._inspect import (
     SessionInfo,
     check_session_id,
     find,
@@ -66,12 +62,17 @@ from praxo_actors.runtime._inspect import (
     list_sessions,
     list_states,
 )
-from praxo_actors.runtime._lease import lease
-from praxo_actors.runtime._on_loop import acall, arun_on_loop, run_on_loop
-from praxo_actors.runtime._resume import Resumer
-from praxo_actors.runtime._router import Router, RuntimeStatistics
-from praxo_actors.runtime._shutdown import shutdown_in_order
-from praxo_actors.runtime._tree import Tree
+from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
+from praxo_actors.runtime._front._shutdown import shutdown_in_order
+from praxo_actors.runtime._kernel._activation import Activator
+from praxo_actors.runtime._kernel._agents import Agents
+from praxo_actors.runtime._kernel._clock import LoopClock, Timer
+from praxo_actors.runtime._kernel._finder import ResumeFinder
+from praxo_actors.runtime._kernel._host import SessionHost
+from praxo_actors.runtime._kernel._resume import Resumer
+from praxo_actors.runtime._kernel._router import Router, RuntimeStatistics
+from praxo_actors.runtime._kernel._tree import Tree
+from praxo_actors.runtime._store._lease import lease
 from supervisors import Registry
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -350,7 +351,7 @@ class Runtime:
             provider = global_meter_provider()
             if provider is None:
                 return
-        from praxo_actors.runtime._metrics import observe_runtime
+        from praxo_actors.runtime._front._metrics import observe_runtime
 
         observe_runtime(self, provider)
 

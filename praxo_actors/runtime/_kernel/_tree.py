@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors.memory import InMemoryStore
-from praxo_actors.runtime._events import EventBus, EventRouter
-from praxo_actors.runtime._store_actor import LoopStoreActor, StoreActor
+from praxo_actors.runtime._events._events import EventBus, EventRouter
+from praxo_actors.runtime._store._store_actor import LoopStoreActor, StoreActor
 from supervisors import ChildSpec, DynamicSupervisor, Supervisor
 
 if TYPE_CHECKING:
     from praxo_actors.actors import LoopScheduler
-    from praxo_actors.runtime._host import SessionHost
-    from praxo_actors.runtime._router import Router
+    from praxo_actors.runtime._kernel._host import SessionHost
+    from praxo_actors.runtime._kernel._router import Router
 
 __all__ = ["Tree"]
 

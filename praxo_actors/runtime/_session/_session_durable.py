@@ -11,11 +11,11 @@ from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import PendingRun, pending_signed
 from praxo_actors.models import Session
-from praxo_actors.runtime._durable import MAX_RESUMES, DurableRun
-from praxo_actors.runtime._session_calls import Run
+from praxo_actors.runtime._session._durable import MAX_RESUMES, DurableRun
+from praxo_actors.runtime._session._session_calls import Run
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._host import SessionHost
+    from praxo_actors.runtime._kernel._host import SessionHost
 
 __all__ = ["DurableSteps"]
 

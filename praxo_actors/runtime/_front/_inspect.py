@@ -12,10 +12,10 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions, decode, encode
-from praxo_actors.runtime._restore import revive
+from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._runtime import Runtime
+    from praxo_actors.runtime._front._runtime import Runtime
 
 __all__ = [
     "SessionInfo",

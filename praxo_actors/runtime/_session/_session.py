@@ -39,8 +39,6 @@ from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.models import RunResult, Session
-from praxo_actors.runtime._durable import INTERRUPTED, LIVE, DurableRun, retried
-from praxo_actors.runtime._outcome import unpack
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -57,12 +55,14 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
-from praxo_actors.runtime._restore import LogPosition, result_document, revive, run_commit
-from praxo_actors.runtime._session_calls import CallbackSteps, Run, tell_deadline
-from praxo_actors.runtime._session_durable import DurableSteps
+from praxo_actors.runtime._session._durable import INTERRUPTED, LIVE, DurableRun, retried
+from praxo_actors.runtime._session._outcome import unpack
+from praxo_actors.runtime._session._restore import LogPosition, result_document, revive, run_commit
+from praxo_actors.runtime._session._session_calls import CallbackSteps, Run, tell_deadline
+from praxo_actors.runtime._session._session_durable import DurableSteps
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._host import SessionHost
+    from praxo_actors.runtime._kernel._host import SessionHost
 
 __all__ = ["SessionActor", "SessionCrashedError"]
 

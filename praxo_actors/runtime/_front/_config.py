@@ -8,7 +8,7 @@ from typing import Any, Literal, TypedDict
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
-from praxo_actors.runtime._clock import RuntimeClock
+from praxo_actors.runtime._kernel._clock import RuntimeClock
 
 __all__ = ["RuntimeConfig", "RuntimeOptions", "config_from"]
 

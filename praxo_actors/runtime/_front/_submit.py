@@ -21,12 +21,12 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._results import run_result
+from praxo_actors.runtime._front._results import run_result
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._handle import SessionHandle
-    from praxo_actors.runtime._router import Router
-    from praxo_actors.runtime._run_future import RunFuture
+    from praxo_actors.runtime._front._handle import SessionHandle
+    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._run_future import RunFuture
 
 __all__ = ["aresult", "asubmit", "submit"]
 
@@ -84,7 +84,7 @@ async def aresult(handle: SessionHandle, run_id: str, timeout: float | None) -> 
 
 
 def _check(input: object) -> None:
-    from praxo_actors.runtime._handle import check_text
+    from praxo_actors.runtime._front._handle import check_text
 
     if not isinstance(input, str):
         raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")

@@ -19,12 +19,12 @@ import pykka
 
 from praxo_actors.agent import AgentRun
 from praxo_actors.models import Event
-from praxo_actors.runtime._durable import DurableRun
-from praxo_actors.runtime._outcome import effect_done
 from praxo_actors.runtime._protocol import Publish, RunDeadline, encode
+from praxo_actors.runtime._session._durable import DurableRun
+from praxo_actors.runtime._session._outcome import effect_done
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._host import SessionHost
+    from praxo_actors.runtime._kernel._host import SessionHost
 
 __all__ = ["CallbackSteps", "Run", "tell_deadline"]
 
@@ -83,7 +83,7 @@ class _Deliver:
 
 
 class CallbackSteps:
-    """The part of :class:`~praxo_actors.runtime._session.SessionActor` that starts callbacks."""
+    """The part of :class:`~praxo_actors.runtime._session._session.SessionActor` starting calls."""
 
     host: SessionHost
     actor_ref: pykka.ActorRef[Any]

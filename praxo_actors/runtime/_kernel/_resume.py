@@ -13,8 +13,8 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.runtime._protocol import LoadPending, Pending, decode, encode
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._agents import Agents
-    from praxo_actors.runtime._host import SessionHost
+    from praxo_actors.runtime._kernel._agents import Agents
+    from praxo_actors.runtime._kernel._host import SessionHost
 
 __all__ = ["Resumer"]
 

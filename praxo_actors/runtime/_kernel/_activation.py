@@ -33,13 +33,13 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import MNFuture
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
-from praxo_actors.runtime._session import SessionActor
+from praxo_actors.runtime._session._session import SessionActor
 from supervisors import ChildSpec, SupervisorError
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._clock import LoopClock, Timer
-    from praxo_actors.runtime._host import SessionHost
-    from praxo_actors.runtime._router import _Entry
+    from praxo_actors.runtime._kernel._clock import LoopClock, Timer
+    from praxo_actors.runtime._kernel._host import SessionHost
+    from praxo_actors.runtime._kernel._router import _Entry
 
 __all__ = ["Activator"]
 

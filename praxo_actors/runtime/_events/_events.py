@@ -5,7 +5,8 @@ event to the subscriptions whose pattern and session match, and each subscriptio
 its own bounded buffer, one event at a time, on a small delivery pool, so a slow subscriber
 drops its own events (counted) and never slows the bus, a session, or another subscriber. A
 call still running after ``subscriber_timeout`` seconds is reported and skipped: its thread
-leaves the pool (see :mod:`praxo_actors.runtime._delivery`) and the subscription's later events
+leaves the pool (see :mod:`~praxo_actors.runtime._events._delivery`) and the subscription's
+later events
 wait in its buffer until the call returns. Every subscriber gets its own decoded copy of an
 event. A subscriber that raises, or an actor that has stopped, is dead and is removed.
 """
@@ -30,7 +31,7 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.models import Event
-from praxo_actors.runtime._delivery import DeliveryPool, Worker
+from praxo_actors.runtime._events._delivery import DeliveryPool, Worker
 from praxo_actors.runtime._protocol import Publish, decode
 
 __all__ = ["EventBus", "EventRouter", "EventStream", "Subscription", "SubscriptionStatistics"]

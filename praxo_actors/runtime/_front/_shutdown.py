@@ -13,7 +13,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import forbid_blocking
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._runtime import Runtime
+    from praxo_actors.runtime._front._runtime import Runtime
 
 __all__ = ["shutdown_in_order"]
 

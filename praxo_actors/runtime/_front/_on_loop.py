@@ -1,6 +1,6 @@
 """Run work that reads the router on the runtime's loop, from a thread or from a coroutine.
 
-The router's state belongs to the loop thread (see :mod:`~praxo_actors.runtime._router`). A
+The router's state belongs to the loop thread (see :mod:`~praxo_actors.runtime._kernel._router`). A
 blocking front posts the work there and waits, bounded; a coroutine twin runs it directly
 when it is already on that loop, and otherwise awaits it without blocking its own loop.
 """
@@ -17,7 +17,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._host import SessionHost
+    from praxo_actors.runtime._kernel._host import SessionHost
 
 __all__ = ["acall", "arun_on_loop", "on_loop", "run_on_loop"]
 

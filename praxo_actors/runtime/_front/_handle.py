@@ -14,9 +14,13 @@ from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
-from praxo_actors.runtime import _submit
-from praxo_actors.runtime._events import EventRouter, EventStream, Subscription
-from praxo_actors.runtime._on_loop import acall
+from praxo_actors.runtime._events._events import EventRouter, EventStream, Subscription
+from praxo_actors.runtime._events._stream import RunStream
+from praxo_actors.runtime._front import _submit
+from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._results import run_result
+from praxo_actors.runtime._kernel._router import Router, _fail
+from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
@@ -26,14 +30,10 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
-from praxo_actors.runtime._restore import revive
-from praxo_actors.runtime._results import run_result
-from praxo_actors.runtime._router import Router, _fail
-from praxo_actors.runtime._run_future import RunFuture
-from praxo_actors.runtime._stream import RunStream
+from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._runtime import Runtime
+    from praxo_actors.runtime._front._runtime import Runtime
 
 __all__ = ["Events", "SessionHandle", "check_text"]
 

@@ -22,7 +22,7 @@ from praxo_actors.models import RunResult
 
 if TYPE_CHECKING:
     from praxo_actors.agent import ToolContext
-    from praxo_actors.runtime._runtime import Runtime
+    from praxo_actors.runtime._front._runtime import Runtime
 
 __all__ = ["agent_tool", "track"]
 

@@ -1,0 +1,2 @@
+"""What users hold: ``Runtime``, ``SessionHandle`` and their helpers (config, results,
+inspection, submission, shutdown)."""
