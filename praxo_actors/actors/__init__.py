@@ -25,6 +25,7 @@ from praxo_actors.actors._blocking import check_not_blocking, forbid_blocking
 from praxo_actors.actors._bridge import LoopBridge
 from praxo_actors.actors._futures import MNFuture
 from praxo_actors.actors._gate import LoopGate
+from praxo_actors.actors._inbox import inbox_empty
 from praxo_actors.actors._iopool import IOPool
 from praxo_actors.actors._loop_sched import LoopScheduler
 from praxo_actors.actors._mn import MNActor
@@ -53,5 +54,6 @@ __all__ = [
     "default_scheduler",
     "forbid_blocking",
     "in_thread",
+    "inbox_empty",
     "serve_loop",
 ]

@@ -166,17 +166,17 @@ class _Watched(OrderedDict[str, Any]):
         return super().__iter__()
 
 
-def test_live_and_sessions_read_the_router_on_its_loop(runtime: Start) -> None:
+def test_live_and_sessions_read_the_kernel_on_its_loop(runtime: Start) -> None:
     """``handle.live``, ``inspect`` and ``sessions`` from a thread ask the loop to read it."""
     rt = runtime(agents={"default": echo_agent})
     rt.session("s").run("hi").get(timeout=TIMEOUT)
     rt.session("t").run("hi").get(timeout=TIMEOUT)
     assert rt.session("t").passivate(timeout=TIMEOUT)
-    watched = _Watched(rt._router.live)
+    watched = _Watched(rt._kernel.table.live)
     loop_thread = rt._host.loop_thread_id
 
     def swap() -> None:
-        rt._router.live = watched
+        rt._kernel.table.live = watched
 
     rt._call(swap, timeout=TIMEOUT)
     assert rt.session("s").live and not rt.session("t").live

@@ -78,12 +78,12 @@ def test_runs_in_flight_when_the_store_crashes_end_with_a_code(runtime: Start) -
     rt = runtime(agents={"gated": lambda: new_agent_options(gate)})
     futures = [rt.session(f"s{i}", agent="gated").run("x") for i in range(3)]
     gate.entered(3)
-    rt._host.store_ref.tell(b"not a message")  # the store actor fails on a tell: a crash
+    rt._store_ref.tell(b"not a message")  # the store actor fails on a tell: a crash
     codes = [error_code(f) for f in futures]
     gate.release()
     assert codes == ["SESSION_CRASHED"] * 3
     # rest_for_one: the store restarts, then the sessions supervisor after it.
-    wait_until(lambda: rt._host.store_ref.is_alive() and rt._sessions_ref.is_alive())
+    wait_until(lambda: rt._store_ref.is_alive() and rt._sessions_ref.is_alive())
     assert rt.session("after", agent="gated").run("y").get(timeout=TIMEOUT).output == "y!"
 
 

@@ -288,7 +288,7 @@ def test_a_blocking_ask_to_a_runtime_actor_on_the_loop_fails_with_a_code(runtime
     holder: dict[str, Runtime] = {}
 
     async def handler(args: dict[str, Any]) -> str:
-        store = holder["rt"]._host.store_ref
+        store = holder["rt"]._store_ref
         return str(store.ask(encode(LoadSessions(["s"])), block=True, timeout=TIMEOUT))
 
     tool = Tool("peek", "asks the store", {"type": "object"}, handler)

@@ -192,7 +192,7 @@ def test_actors_refuse_bad_messages_and_live_on(runtime: Start) -> None:
     handle.run("a").get(timeout=TIMEOUT)
     session_ref = rt.registry.lookup("s1")
     assert session_ref is not None
-    actors = [session_ref, rt._host.store_ref, _only("EventBus")]
+    actors = [session_ref, rt._store_ref, _only("EventBus")]
     bad_messages = [
         msgspec.msgpack.encode({"t": "launch_missiles"}),
         StartRun("r", "default", "not encoded"),

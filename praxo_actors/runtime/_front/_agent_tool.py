@@ -106,10 +106,10 @@ async def _run_child(
 ) -> str | ToolError:
     """Run (or, on a repeated call, find) the child run and answer with its output."""
     run_id = child_run_id(context.idempotency_key)
-    router = runtime._router
+    kernel = runtime._kernel  # on its loop: this tool runs there, as an async callback
     depths = _depths[runtime]
     depths[run_id] = depth
-    router.parents[run_id] = context.session_id
+    kernel.parents[run_id] = context.session_id
     try:
         handle = runtime.session(child, agent)
         result = await _found(handle, run_id) if context.attempt > 1 else None
@@ -119,13 +119,13 @@ async def _run_child(
                 result = await future
             except asyncio.CancelledError:  # the caller was cancelled, or its deadline passed
                 if not future.done():
-                    runtime._host.post(router.cancel, run_id, True)
+                    kernel.post(kernel.cancel, run_id, True)
                 raise
     except PraxoError as exc:
         return ToolError(exc.code, exc.message)
     finally:
         depths.pop(run_id, None)
-        router.parents.pop(run_id, None)
+        kernel.parents.pop(run_id, None)
     return result.output
 
 
@@ -148,6 +148,6 @@ def child_run_id(idempotency_key: str) -> str:
 
 def _owner(run_id: str) -> Runtime | None:
     for runtime in list(_runtimes):
-        if run_id in runtime._router.pending:
+        if run_id in runtime._kernel.runs.pending:
             return runtime
     return None

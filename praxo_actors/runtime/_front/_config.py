@@ -18,7 +18,50 @@ OnBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
 @dataclass(frozen=True, slots=True)
 class RuntimeConfig:
     """The runtime's settings: give one as ``Runtime.start(config=...)`` (or ``astart``,
-    ``open``), or its fields as keywords. Each field is described in :meth:`Runtime.start`.
+    ``open``), or its fields as keywords.
+
+    Attributes:
+        max_live_sessions: Live sessions beyond which the least recently used idle one is
+            passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
+        max_queue: Runs pending per session beyond the running one
+            (``SESSION_OVERLOADED``).
+        on_busy: What a run that finds its session busy does. ``"enqueue"`` queues it
+            behind the running one; ``"interrupt"`` cancels the running (and queued) runs at
+            their next step boundary, keeping the steps they completed, and runs after them;
+            ``"rollback"`` does the same keeping nothing of them; ``"reject"`` refuses it
+            with ``SESSION_BUSY``.
+        idle_timeout: Seconds after which an idle session is passivated (None: never).
+        checkpoint_key: HMAC key for checkpoints (so a writer to the store cannot forge
+            sessions).
+        allowed_types: Checkpoint type tags revived on restore.
+        scheduler_threads: None (the default) runs the sessions on the runtime's event loop
+            thread, beside their ``async`` callbacks. A number runs them on that many
+            scheduler threads instead (their ``async`` callbacks still on the loop).
+        io_threads: Threads for synchronous (blocking) model and tool callbacks.
+        delivery_threads: Threads delivering events to subscribers.
+        subscriber_timeout: Seconds a subscriber's call may run before it is reported (a
+            ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
+            and a fresh one takes its place, and the subscription's events wait in its
+            buffer (or are dropped, counted) until the call returns. It stays subscribed.
+        timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
+            activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
+            sessions supervisor they wait on has answered nothing for that long (a backlog
+            that keeps moving is never cut short, however long it takes).
+        clock: Where deadlines, idle timeouts and the activation timeout read the time and
+            set their timers (None: real time). A test passes a
+            :class:`praxo_actors.testing.ManualClock` and moves it by hand.
+        resume: Resume the durable runs a previous process left in the store: each agent's
+            sessions with a journaled run are restored as soon as that agent is registered
+            (see :meth:`resume_pending`).
+        tracer_provider: An OpenTelemetry ``TracerProvider`` for the spans of hosted runs
+            whose agent options set none (None: the global provider, if one is set).
+        meter_provider: An OpenTelemetry ``MeterProvider`` for the runtime's metrics and
+            those of hosted runs (None: the global provider, if one is set). See
+            docs/observability.md.
+        versions_kept: Stopped sessions whose last log version the runtime remembers, so
+            that restoring one from an older log (a store put back) fails with
+            ``CHECKPOINT_STALE``; the least recently stopped is forgotten first. Each
+            costs about 120 bytes (0: no check).
 
     Raises:
         PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad value.

@@ -19,8 +19,8 @@ from praxo_actors.runtime._events._stream import RunStream
 from praxo_actors.runtime._front import _submit
 from praxo_actors.runtime._front._on_loop import acall
 from praxo_actors.runtime._front._results import run_result
-from praxo_actors.runtime._kernel._router import Router, _fail
 from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._runs import fail
 from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
@@ -34,6 +34,7 @@ from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = ["Events", "SessionHandle", "check_text"]
 
@@ -105,10 +106,15 @@ class Events:
 
 
 class SessionHandle:
-    """A lightweight handle on one session; creating it starts nothing."""
+    """A lightweight handle on one session; creating it starts nothing.
 
-    def __init__(self, runtime: Runtime, session_id: str, agent: str) -> None:
-        self._runtime = runtime
+    A thin front: every method reaches the runtime's kernel through its public methods, which
+    post to the runtime's loop (nothing here reads the kernel's state from the caller's thread).
+    """
+
+    def __init__(self, runtime: Runtime, kernel: Kernel, session_id: str, agent: str) -> None:
+        self._runtime = runtime  # for the streams of its runs
+        self._kernel = kernel
         self.id = session_id
         self.agent = agent
 
@@ -144,21 +150,18 @@ class SessionHandle:
         resume: str | None,
         journal: bool = False,
     ) -> RunFuture:
-        deadline_ns = _deadline_ns(deadline, self._runtime._host.clock.monotonic_ns)
-        runtime = self._runtime
-        future = RunFuture(run_id, self.id, runtime._cancel)
+        kernel = self._kernel
+        deadline_ns = _deadline_ns(deadline, kernel.clock.monotonic_ns)
+        future = RunFuture(run_id, self.id, kernel.request_cancel)
         return self._post(
-            future, runtime._router.submit, future, self.agent, input, deadline_ns, resume, journal
+            future, kernel.submit, future, self.agent, input, deadline_ns, resume, journal
         )
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
-        """Post ``fn(*args)`` to the router, which settles ``future`` (failed at once if the
-        runtime has stopped)."""
-        runtime = self._runtime
-        host = runtime._host
-        if runtime._stopped or not host.post(fn, *args):
-            _fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
-        host.run_now()  # from a coroutine on the loop: start the run in this same step
+        """Post ``fn(*args)`` to the kernel, which settles ``future`` (failed at once if the
+        runtime's loop has closed; a stopping kernel refuses it with ``RUNTIME_STOPPED``)."""
+        if not self._kernel.post_now(fn, *args):
+            fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
         return future
 
     def resume(
@@ -191,12 +194,12 @@ class SessionHandle:
                 or timeout.
         """
         document = _resume_document(value)
-        deadline_ns = _deadline_ns(deadline, self._runtime._host.clock.monotonic_ns)
+        kernel = self._kernel
+        deadline_ns = _deadline_ns(deadline, kernel.clock.monotonic_ns)
         if timeout is not None and not _positive(timeout):
             raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a positive number")
-        runtime = self._runtime
-        future = RunFuture(new_run_id(), self.id, runtime._cancel)
-        resume = runtime._router.resume
+        future = RunFuture(new_run_id(), self.id, kernel.request_cancel)
+        resume = kernel.resume
         return self._post(future, resume, future, self.agent, deadline_ns, document, timeout)
 
     async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
@@ -225,9 +228,8 @@ class SessionHandle:
         try:
             return await future
         except asyncio.CancelledError:
-            runtime = self._runtime
             if not future.done():
-                runtime._host.post(runtime._router.cancel, future.run_id, True)
+                self._kernel.post(self._kernel.cancel, future.run_id, True)
             raise
 
     def history(self, timeout: float = 5.0) -> list[Message]:
@@ -274,25 +276,21 @@ class SessionHandle:
 
     def _ready(self) -> MNFuture[pykka.ActorRef[Any] | None]:
         """Return a future of the session's actor once it is live (None if it is not)."""
-        runtime = self._runtime
+        kernel = self._kernel
         ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
-        if runtime._stopped or not runtime._host.post(
-            runtime._router.when_ready, self.id, ready.set
-        ):
+        if not kernel.post(kernel.when_ready, self.id, ready.set):
             raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
         return ready
 
     def _store_ask(self) -> pykka.Future[Any]:
-        try:
-            return self._runtime._host.store_ref.ask(encode(LoadSessions([self.id])), block=False)
-        except pykka.ActorDeadError:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        """Ask the store for this session's log, through the kernel on the loop."""
+        return self._kernel.ask_store(encode(LoadSessions([self.id])))
 
     def _from_checkpoint(self, reply: Any) -> list[Message]:
         decoded = decode(reply)
         if not isinstance(decoded, Sessions):
             raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
-        host = self._runtime._host
+        host = self._kernel.host
         session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
 
@@ -311,7 +309,7 @@ class SessionHandle:
             PraxoError: ``RUNTIME_UNKNOWN_RUN``, ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``,
                 ``RUNTIME_INVALID_INPUT``, or ``RUNTIME_BLOCKING_CALL`` on the loop thread.
         """
-        return run_result(self, run_id, timeout)
+        return run_result(self, self._kernel, run_id, timeout)
 
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop the session actor now; runs still pending fail with ``AGENT_CANCELLED``.
@@ -322,7 +320,7 @@ class SessionHandle:
             PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``;
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`astop`).
         """
-        return self._stop_with(self._runtime._router.stop_session, timeout)
+        return self._stop_with(self._kernel.stop_session, timeout)
 
     def passivate(self, timeout: float = 5.0) -> bool:
         """Stop the session if it is idle (its state stays in its checkpoint); return success.
@@ -330,22 +328,21 @@ class SessionHandle:
         Raises:
             PraxoError: As :meth:`stop` (on the runtime's loop, use :meth:`apassivate`).
         """
-        return self._stop_with(self._runtime._router.passivate, timeout)
+        return self._stop_with(self._kernel.passivate, timeout)
 
     async def astop(self, timeout: float = 5.0) -> bool:
         """:meth:`stop`, awaited (safe on the runtime's own loop)."""
-        return await self._astop_with(self._runtime._router.stop_session, timeout)
+        return await self._astop_with(self._kernel.stop_session, timeout)
 
     async def apassivate(self, timeout: float = 5.0) -> bool:
         """:meth:`passivate`, awaited (safe on the runtime's own loop)."""
-        return await self._astop_with(self._runtime._router.passivate, timeout)
+        return await self._astop_with(self._kernel.passivate, timeout)
 
     def _stop_with(self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float) -> bool:
-        runtime = self._runtime
         try:
             if self._ready().get(timeout=timeout) is None:
                 return False
-            ref = runtime._call(how, self.id, timeout=timeout)
+            ref = self._kernel.call(how, self.id, timeout=timeout)
         except pykka.Timeout:
             raise PraxoError("RUNTIME_TIMEOUT", f"session not ready within {timeout} s") from None
         if ref is None:
@@ -357,12 +354,11 @@ class SessionHandle:
     async def _astop_with(
         self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float
     ) -> bool:
-        runtime = self._runtime
         try:
             async with asyncio.timeout(timeout):
                 if await self._ready() is None:
                     return False
-                ref = await acall(runtime._host, how, self.id, timeout=timeout)
+                ref = await acall(self._kernel.host, how, self.id, timeout=timeout)
                 if ref is None:
                     return False
                 # Pykka says an actor has stopped only through a threading.Event.
@@ -380,13 +376,9 @@ class SessionHandle:
         The runtime's loop answers (off it, this waits for it, bounded by the runtime's
         ``timeout``); False once the runtime has stopped.
         """
-        runtime = self._runtime
-        if runtime._stopped:
-            return False
+        kernel = self._kernel
         try:
-            return runtime._call(
-                _is_live, runtime._router, self.id, timeout=runtime._config.timeout
-            )
+            return kernel.call(kernel.is_live, self.id, timeout=kernel.timeout)
         except PraxoError as exc:
             if exc.code == "RUNTIME_STOPPED":
                 return False
@@ -394,7 +386,7 @@ class SessionHandle:
 
     def crash_for_testing(self, reason: str = "crash requested") -> None:
         """Make the session actor fail as if its code raised (a test hook for crash recovery)."""
-        ref = self._ready().get(timeout=self._runtime._config.timeout)
+        ref = self._ready().get(timeout=self._kernel.timeout)
         if ref is not None:
             ref.tell(encode(Crash(reason)))
 
@@ -438,19 +430,15 @@ class SessionHandle:
                 agent on the runtime's loop thread. Refusals (``SESSION_BUSY``...) are the
                 run's outcome, given by :meth:`result`.
         """
-        return _submit.submit(self, input, deadline)
+        return _submit.submit(self, self._kernel, input, deadline)
 
     async def asubmit(self, input: str, deadline: float | None = None) -> str:
         """:meth:`submit`, awaited (safe on the runtime's own loop)."""
-        return await _submit.asubmit(self, input, deadline)
+        return await _submit.asubmit(self, self._kernel, input, deadline)
 
     async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
-        return await _submit.aresult(self, run_id, timeout)
-
-
-def _is_live(router: Router, session_id: str) -> bool:
-    return session_id in router.live
+        return await _submit.aresult(self, self._kernel, run_id, timeout)
 
 
 def _positive(value: object) -> bool:

@@ -15,7 +15,7 @@ from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions
 from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._front._runtime import Runtime
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = [
     "SessionInfo",
@@ -54,17 +54,13 @@ class SessionInfo(msgspec.Struct, frozen=True):
 Found = tuple[SessionInfo, str | None]  # and the id of its interrupted run, if any
 
 
-async def _stored(runtime: Runtime, ids: list[str]) -> list[Found]:
+async def _stored(kernel: Kernel, ids: list[str]) -> list[Found]:
     if not ids:
         return []
-    try:
-        future = runtime._host.store_ref.ask(encode(LoadSessions(ids)), block=False)
-        reply = decode(await future)
-    except pykka.ActorDeadError:
-        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+    reply = decode(await kernel.ask_store(encode(LoadSessions(ids))))
     if not isinstance(reply, Sessions):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
-    host = runtime._host
+    host = kernel.host
     out: list[Found] = []
     for sid, state in zip(ids, reply.states, strict=True):
         if state is None:
@@ -136,26 +132,25 @@ def check_session_id(session_id: object) -> None:
         raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
 
 
-async def find(runtime: Runtime, session_id: str) -> Found:
+async def find(kernel: Kernel, session_id: str) -> Found:
     """Describe one session and name its interrupted run (on the runtime's loop thread)."""
-    _check_running(runtime)
-    rows = runtime._router.describe([session_id], 1)
+    _check_running(kernel)
+    rows = kernel.describe([session_id], 1)
     if rows:
         return (await _live(rows))[0]
-    return (await _stored(runtime, [session_id]))[0]
+    return (await _stored(kernel, [session_id]))[0]
 
 
-async def interrupted_run(runtime: Runtime, session_id: str) -> str | None:
+async def interrupted_run(kernel: Kernel, session_id: str) -> str | None:
     """Return the id of the session's interrupted run, None if it has none (on the loop).
 
     A session still activating is asked once it is live, so that its restored log answers.
     """
-    router = runtime._router
-    if session_id in router.live:
+    if kernel.is_live(session_id):
         ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
-        router.when_ready(session_id, ready.set)
+        kernel.when_ready(session_id, ready.set)
         await ready
-    return (await find(runtime, session_id))[1]
+    return (await find(kernel, session_id))[1]
 
 
 def list_states(state: str | None, limit: int) -> None:
@@ -166,26 +161,24 @@ def list_states(state: str | None, limit: int) -> None:
         raise PraxoError("RUNTIME_INVALID_INPUT", "limit must be an int >= 0")
 
 
-async def list_sessions(runtime: Runtime, state: str | None, limit: int) -> list[SessionInfo]:
+async def list_sessions(kernel: Kernel, state: str | None, limit: int) -> list[SessionInfo]:
     """See :meth:`Runtime.sessions` (on the runtime's loop thread)."""
-    _check_running(runtime)
+    _check_running(kernel)
     out: list[SessionInfo] = []
-    router = runtime._router
     if state in (None, "live", "activating"):
-        rows = router.describe(None, limit)
+        rows = kernel.describe(None, limit)
         out = [i for i, _ in await _live(rows) if state is None or i.state == state]
     if state in (None, "passivated") and len(out) < limit:
         # Read off the loop: a store's search may block (SQLite).
-        stored = await in_thread(lambda: _stored_ids(runtime.store))
-        live = {i.id for i in out} | set(router.live)
-        ids = [sid for sid in stored if sid not in live]
-        out.extend(i for i, _ in await _stored(runtime, ids[: limit - len(out)]))
+        stored = await in_thread(lambda: _stored_ids(kernel.store))
+        ids = [sid for sid in stored if not kernel.is_live(sid) and sid not in {i.id for i in out}]
+        out.extend(i for i, _ in await _stored(kernel, ids[: limit - len(out)]))
     return out[:limit]
 
 
-def _check_running(runtime: Runtime) -> None:
+def _check_running(kernel: Kernel) -> None:
     # A stopped runtime may have closed its store: say so, rather than the store's ValueError.
-    if runtime._stopped:
+    if kernel.stopping:
         raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
 
 

@@ -24,7 +24,7 @@ from praxo_actors._errors import PraxoError
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
-    from praxo_actors.runtime._kernel._router import RuntimeStatistics
+    from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
 
 __all__ = ["INSTRUMENTS", "observe_runtime"]
 

@@ -25,12 +25,14 @@ from praxo_actors.runtime._session._restore import result_signed
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
-    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = ["run_result"]
 
 
-def run_result(handle: SessionHandle, run_id: str, timeout: float | None) -> RunResult:
+def run_result(
+    handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float | None
+) -> RunResult:
     """See :meth:`SessionHandle.result`.
 
     ``timeout`` bounds the wait for a run still going (None: as long as it takes); each look-up
@@ -43,27 +45,25 @@ def run_result(handle: SessionHandle, run_id: str, timeout: float | None) -> Run
     ):
         raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a number >= 0 or None")
     check_not_blocking("SessionHandle.result() (use aresult)")
-    runtime = handle._runtime
-    io = runtime._config.timeout
+    io = kernel.timeout
     end = None if timeout is None else time.monotonic() + timeout
-    router = runtime._call
     try:
-        pending = router(_known, runtime._router, run_id, timeout=io)
+        pending = kernel.call(kernel.known, run_id, timeout=io)
         if pending is not None:
             return pending.get(timeout=_left(end))
-        kept = _kept(handle, run_id, io)
+        kept = _kept(handle, kernel, run_id, io)
         if kept is not None:
             return kept
-        reply = decode(_ask(handle, encode(LoadSessions([handle.id])), io))
+        reply = decode(_ask(kernel, encode(LoadSessions([handle.id])), io))
         state = reply.states[0] if isinstance(reply, Sessions) else None
         if state is not None and state.pending is not None and state.pending.run_id == run_id:
             found: MNFuture[RunFuture | None] = MNFuture()
-            if not runtime._host.post(runtime._router.watch, handle.id, run_id, found.set):
+            if not kernel.post(kernel.watch, handle.id, run_id, found.set):
                 raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
             future = found.get(timeout=io)
             if future is not None:
                 return future.get(timeout=_left(end))
-        kept = _kept(handle, run_id, io)  # it may have ended meanwhile
+        kept = _kept(handle, kernel, run_id, io)  # it may have ended meanwhile
     except pykka.Timeout:
         raise PraxoError(
             "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
@@ -75,27 +75,16 @@ def run_result(handle: SessionHandle, run_id: str, timeout: float | None) -> Run
     return kept
 
 
-def _known(router: Router, run_id: str) -> RunFuture | None:
-    return (
-        router.pending.get(run_id)
-        or router.resumed_futures.get(run_id)
-        or router.refused.get(run_id)
-    )
-
-
 def _left(end: float | None) -> float | None:
     return None if end is None else max(0.0, end - time.monotonic())
 
 
-def _ask(handle: SessionHandle, message: bytes, timeout: float) -> Any:
-    try:
-        return handle._runtime._host.store_ref.ask(message, block=False).get(timeout=timeout)
-    except pykka.ActorDeadError:
-        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+def _ask(kernel: Kernel, message: bytes, timeout: float) -> Any:
+    return kernel.ask_store(message).get(timeout=timeout)
 
 
-def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | None:
-    reply = decode(_ask(handle, encode(LoadResults(handle.id)), timeout))
+def _kept(handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float) -> RunResult | None:
+    reply = decode(_ask(kernel, encode(LoadResults(handle.id)), timeout))
     if not isinstance(reply, Results):
         raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
     mine = []
@@ -106,7 +95,7 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
             continue
         if not isinstance(doc, dict) or doc.get("run_id") != run_id:
             continue
-        if not result_signed(doc, handle.id, handle._runtime._host.key):
+        if not result_signed(doc, handle.id, kernel.host.key):
             raise PraxoError(
                 "CHECKPOINT_SIGNATURE", f"the result kept for {run_id!r} is not signed"
             )
@@ -126,7 +115,7 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
                 run_id=run_id,
                 session=session,
                 output=str(doc.get("output", "")),
-                structured=_typed(handle, doc.get("agent"), doc.get("structured")),
+                structured=_typed(handle, kernel, doc.get("agent"), doc.get("structured")),
                 steps=int(doc.get("steps", 0)),
                 model_calls=int(doc.get("model_calls", 0)),
                 tool_calls=int(doc.get("tool_calls", 0)),
@@ -139,7 +128,7 @@ def _kept(handle: SessionHandle, run_id: str, timeout: float) -> RunResult | Non
     return None
 
 
-def _typed(handle: SessionHandle, agent: object, value: object) -> object:
+def _typed(handle: SessionHandle, kernel: Kernel, agent: object, value: object) -> object:
     """The kept structured ``value`` as an instance of its agent's output type.
 
     The agent is the one the document names (else the handle's). Without a type, or when the
@@ -148,7 +137,7 @@ def _typed(handle: SessionHandle, agent: object, value: object) -> object:
     if value is None:
         return None
     name = agent if isinstance(agent, str) and agent else handle.agent
-    kind = handle._runtime._router.agents.output_type(name)
+    kind = kernel.agents.output_type(name)
     if kind is None:
         return value
     try:

@@ -14,11 +14,11 @@ children: thousands of independent conversations must not share one restart budg
 session is restored from its checkpoint by its next run instead, and the runs it held fail with
 ``SESSION_CRASHED``.
 
-The runtime is a thin front. Its event loop runs the sessions (by default), their ``async``
-callbacks, the in-memory store's actor and the
-:class:`~praxo_actors.runtime._kernel._router.Router`,
-the one owner of routing. ``Runtime.start`` owns a loop thread; ``Runtime.astart`` and
-``Runtime.open`` use the caller's running loop and own no thread for it.
+The runtime is a thin front over its :class:`~praxo_actors.runtime._front._machine.Machine`.
+Its event loop runs the sessions (by default), their ``async`` callbacks, the in-memory store's
+actor and the :class:`~praxo_actors.runtime._kernel._kernel.Kernel`, the one owner of routing.
+``Runtime.start`` owns a loop thread; ``Runtime.astart`` and ``Runtime.open`` use the caller's
+running loop and own no thread for it.
 """
 
 from __future__ import annotations
@@ -38,19 +38,11 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.actors import (
-    IOPool,
-    LoopBridge,
-    LoopScheduler,
-    Scheduler,
-    check_not_blocking,
-    forbid_blocking,
-)
+from praxo_actors.actors import check_not_blocking, forbid_blocking
 from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
-from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
-from praxo_actors.runtime._events._events import EventRouter
+from praxo_actors.memory import Store
 from praxo_actors.runtime._front._agent_tool import track
 from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._front._handle import Events, SessionHandle, check_text
@@ -58,21 +50,14 @@ from praxo_actors.runtime._front._inspect import (
     SessionInfo,
     check_session_id,
     find,
-    interrupted_run,
     list_sessions,
     list_states,
 )
+from praxo_actors.runtime._front._machine import Machine, open_store
 from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
-from praxo_actors.runtime._front._shutdown import shutdown_in_order
-from praxo_actors.runtime._kernel._activation import Activator
-from praxo_actors.runtime._kernel._agents import Agents
-from praxo_actors.runtime._kernel._clock import LoopClock, Timer
-from praxo_actors.runtime._kernel._finder import ResumeFinder
 from praxo_actors.runtime._kernel._host import SessionHost
-from praxo_actors.runtime._kernel._resume import Resumer
-from praxo_actors.runtime._kernel._router import Router, RuntimeStatistics
-from praxo_actors.runtime._kernel._tree import Tree
-from praxo_actors.runtime._store._lease import lease
+from praxo_actors.runtime._kernel._kernel import Kernel
+from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
 from supervisors import Registry
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -93,25 +78,13 @@ class Runtime:
     """The root supervisor's ref."""
     store: Store
     """The memory store holding the sessions' checkpoints."""
-    _agents: Agents
     _at_exit: Callable[[], None]
-    _bus: EventRouter
     _config: RuntimeConfig
-    _host: SessionHost
-    _io_pool: IOPool
-    _janitor: Timer | None
-    _loop: asyncio.AbstractEventLoop
-    _loop_scheduler: LoopScheduler
-    _loop_thread: threading.Thread | None
-    _owns_store: bool
-    _release_store: Callable[[], None]
-    _router: Router
-    _tree: Tree
+    _kernel: Kernel
+    _machine: Machine
     _stop_done: threading.Event
     _stop_lock: threading.Lock
     _stopped: bool
-    _thread_scheduler: Scheduler | None
-    _resumer: Resumer
 
     def __init__(self) -> None:
         msg = "use Runtime.start(...), await Runtime.astart(...) or async with Runtime.open(...)"
@@ -135,47 +108,11 @@ class Runtime:
                 by the runtime); or a store object (left open).
             config: A :class:`RuntimeConfig` holding the settings below (instead of them as
                 keywords: give one or the other).
-            max_live_sessions: Live sessions beyond which the least recently used idle one is
-                passivated; when none is idle, new sessions get ``RUNTIME_SESSION_LIMIT``.
-            max_queue: Runs pending per session beyond the running one
-                (``SESSION_OVERLOADED``).
-            on_busy: What a run that finds its session busy does. ``"enqueue"`` queues it
-                behind the running one; ``"interrupt"`` cancels the running (and queued) runs at
-                their next step boundary, keeping the steps they completed, and runs after them;
-                ``"rollback"`` does the same keeping nothing of them; ``"reject"`` refuses it
-                with ``SESSION_BUSY``.
-            idle_timeout: Seconds after which an idle session is passivated (None: never).
-            checkpoint_key: HMAC key for checkpoints (so a writer to the store cannot forge
-                sessions).
-            allowed_types: Checkpoint type tags revived on restore.
-            scheduler_threads: None (the default) runs the sessions on the runtime's event loop
-                thread, beside their ``async`` callbacks. A number runs them on that many
-                scheduler threads instead (their ``async`` callbacks still on the loop).
-            io_threads: Threads for synchronous (blocking) model and tool callbacks.
-            delivery_threads: Threads delivering events to subscribers.
-            subscriber_timeout: Seconds a subscriber's call may run before it is reported (a
-                ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
-                and a fresh one takes its place, and the subscription's events wait in its
-                buffer (or are dropped, counted) until the call returns. It stays subscribed.
-            timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
-                activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
-                sessions supervisor they wait on has answered nothing for that long (a backlog
-                that keeps moving is never cut short, however long it takes).
-            clock: Where deadlines, idle timeouts and the activation timeout read the time and
-                set their timers (None: real time). A test passes a
-                :class:`praxo_actors.testing.ManualClock` and moves it by hand.
-            resume: Resume the durable runs a previous process left in the store: each agent's
-                sessions with a journaled run are restored as soon as that agent is registered
-                (see :meth:`resume_pending`).
-            tracer_provider: An OpenTelemetry ``TracerProvider`` for the spans of hosted runs
-                whose agent options set none (None: the global provider, if one is set).
-            meter_provider: An OpenTelemetry ``MeterProvider`` for the runtime's metrics and
-                those of hosted runs (None: the global provider, if one is set). See
-                docs/observability.md.
-            versions_kept: Stopped sessions whose last log version the runtime remembers, so
-                that restoring one from an older log (a store put back) fails with
-                ``CHECKPOINT_STALE``; the least recently stopped is forgotten first. Each
-                costs about 120 bytes (0: no check).
+            **options: The settings of :class:`RuntimeConfig` as keywords (``max_live_sessions``,
+                ``max_queue``, ``on_busy``, ``idle_timeout``, ``checkpoint_key``,
+                ``allowed_types``, ``scheduler_threads``, ``io_threads``, ``delivery_threads``,
+                ``subscriber_timeout``, ``timeout``, ``clock``, ``resume``, ``tracer_provider``,
+                ``meter_provider``, ``versions_kept``), each described there.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
@@ -260,83 +197,30 @@ class Runtime:
     ) -> Runtime:
         self = object.__new__(cls)
         self._config = config
-        self._owns_store = store is None or isinstance(store, str | Path)
-        if store is None:
-            store = InMemoryStore()
-        elif isinstance(store, str | Path):
-            try:
-                Path(store).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise PraxoError(
-                    "STORE_FAILED", f"cannot make the folder of {store}: {exc}"
-                ) from None
-            store = SQLiteStore(store)
-        self.store = store
+        self.store, owns_store = open_store(store)
         try:
-            self._release_store = lease(store)
+            machine = Machine(config, self.store, owns_store, loop, loop_thread_id, loop_thread)
         except PraxoError:
-            if self._owns_store:
-                store.close()
+            if owns_store:
+                self.store.close()
             raise
-        self._loop = loop
-        self._loop_thread = loop_thread
+        self._machine = machine
+        self._kernel = machine.kernel
         self._stopped = False
         self._stop_lock = threading.Lock()
         self._stop_done = threading.Event()
-        self._janitor = None
-        clock = LoopClock(loop, loop_thread_id, config.clock, config.timeout)
         # A script that forgets stop() still stops the runtime on its way out (every runtime
         # thread is a daemon, so the interpreter reaches its atexit hooks).
         self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
         atexit.register(self._at_exit)
-        self._loop_scheduler = LoopScheduler(loop, loop_thread_id)
-        n = config.scheduler_threads
-        self._thread_scheduler = None if n is None else Scheduler(n, name="praxo-sessions")
-        self._io_pool = IOPool(config.io_threads)
-        self._bus = EventRouter(config.delivery_threads, config.subscriber_timeout)
-        self.events = Events(self._bus)
-        self.registry = Registry()
-        self._agents = Agents(config.tracer_provider, config.meter_provider)
-        host = self._host = SessionHost(
-            loop=loop,
-            loop_thread_id=loop_thread_id,
-            bridge=LoopBridge(loop),
-            io_pool=self._io_pool,
-            key=config.checkpoint_key,
-            allowed_types=config.allowed_types,
-            loop_scheduler=self._loop_scheduler,
-            clock=clock,
-        )
-        router = self._router = host.router = Router(
-            agents=self._agents,
-            bus=self._bus,
-            registry=self.registry,
-            max_live_sessions=config.max_live_sessions,
-            max_queue=config.max_queue,
-            on_busy=config.on_busy,
-            versions_kept=config.versions_kept,
-            clock=clock.now,
-        )
-        scheduler = self._loop_scheduler if n is None else self._thread_scheduler
-        router.activator = Activator(host, scheduler, self.registry, config.timeout, clock)
-        router.finder = ResumeFinder(
-            router, functools.partial(interrupted_run, self), config.timeout
-        )
-        self._resumer = Resumer(host, self._agents, config.timeout)
+        self.events = Events(machine.bus)
+        self.registry = machine.registry
         track(self)
         return self
 
     def _build(self) -> None:
         """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
-        config = self._config
-        self._tree = Tree(
-            self.store, self._host, self._router, self._bus, self._loop_scheduler, config.timeout
-        )
-        self.root = self._tree.root
-        if config.idle_timeout is not None:
-            self._call(self._schedule_janitor, timeout=config.timeout)
-        if config.resume:
-            self._resumer.plan()
+        self.root = self._machine.build()
         self._observe()
         logger.info("runtime_started", store=type(self.store).__name__)
 
@@ -356,9 +240,26 @@ class Runtime:
         observe_runtime(self, provider)
 
     @property
+    def _host(self) -> SessionHost:
+        """The kernel's host (tests and diagnostics)."""
+        return self._kernel.host
+
+    @property
+    def _router(self) -> Kernel:
+        """The kernel, under the name modules of the event bus still use."""
+        return self._kernel
+
+    @property
+    def _store_ref(self) -> pykka.ActorRef[Any] | None:
+        """The store actor's current ref, as the kernel holds it (tests, diagnostics)."""
+        kernel = self._kernel
+        return kernel.call(lambda: kernel.store_ref, timeout=self._config.timeout)
+
+    @property
     def _sessions_ref(self) -> pykka.ActorRef[Any] | None:
-        """The sessions supervisor's current ref (tests and diagnostics)."""
-        return self._tree.sessions_ref
+        """The sessions supervisor's current ref, as the kernel holds it (tests, diagnostics)."""
+        kernel = self._kernel
+        return kernel.call(lambda: kernel.sessions_ref, timeout=self._config.timeout)
 
     # -- agents and sessions ---------------------------------------------------------------
 
@@ -384,9 +285,9 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag.
         """
-        self._agents.register(name, options_factory, per_session, durable)
+        self._kernel.agents.register(name, options_factory, per_session, durable)
         if self._config.resume:
-            self._resumer.agent_registered(name)
+            self._machine.resumer.agent_registered(name)
 
     def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).
@@ -412,7 +313,7 @@ class Runtime:
         """
         list_states(state, limit)
         check_not_blocking("Runtime.sessions()")
-        return run_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
+        return run_on_loop(self._host, lambda: list_sessions(self._kernel, state, limit), timeout)
 
     async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
@@ -424,10 +325,11 @@ class Runtime:
     ) -> list[SessionInfo]:
         """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
         list_states(state, limit)
-        return await arun_on_loop(self._host, lambda: list_sessions(self, state, limit), timeout)
+        listing = lambda: list_sessions(self._kernel, state, limit)  # noqa: E731
+        return await arun_on_loop(self._host, listing, timeout)
 
     async def _info(self, session_id: str) -> SessionInfo:
-        return (await find(self, session_id))[0]
+        return (await find(self._kernel, session_id))[0]
 
     def resume_pending(self) -> int:
         """Restore every session whose durable run a previous process left journaled.
@@ -442,11 +344,11 @@ class Runtime:
                 :meth:`aresume_pending`).
         """
         check_not_blocking("resume_pending()")
-        return self._resumer.resume_pending()
+        return self._machine.resumer.resume_pending()
 
     async def aresume_pending(self) -> int:
         """:meth:`resume_pending`, awaited (safe on the runtime's own loop)."""
-        return await self._resumer.aresume_pending()
+        return await self._machine.resumer.aresume_pending()
 
     def session(self, session_id: str, agent: str = "default") -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
@@ -457,34 +359,13 @@ class Runtime:
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
             raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
         check_text(session_id, "the session id")
-        if agent not in self._agents:
+        if agent not in self._kernel.agents:
             raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
-        return SessionHandle(self, session_id, agent)
-
-    def _cancel(self, run_id: str) -> bool:
-        if self._stopped:
-            return False
-        try:
-            return self._call(self._router.cancel, run_id, timeout=self._config.timeout)
-        except PraxoError:
-            return False
+        return SessionHandle(self, self._kernel, session_id, agent)
 
     def _call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
-        """Run ``fn(*args)`` on the loop thread and return its result (see SessionHost.call)."""
-        return self._host.call(fn, *args, timeout=timeout)
-
-    # -- passivation of idle sessions (on the runtime's event loop) ------------------------
-
-    def _schedule_janitor(self) -> None:
-        idle = self._config.idle_timeout
-        assert idle is not None
-        interval = max(min(idle / 2, 30.0), 0.05)
-        self._janitor = self._host.clock.call_later(interval, self._janitor_tick)
-
-    def _janitor_tick(self) -> None:
-        assert self._config.idle_timeout is not None
-        self._router.passivate_idle(self._config.idle_timeout)
-        self._schedule_janitor()
+        """Run ``fn(*args)`` on the loop thread and return its result (see Kernel.call)."""
+        return self._kernel.call(fn, *args, timeout=timeout)
 
     # -- statistics and shutdown -----------------------------------------------------------
 
@@ -497,15 +378,15 @@ class Runtime:
         Raises:
             PraxoError: ``RUNTIME_TIMEOUT``.
         """
-        if self._stopped and not self._loop.is_running():
-            return self._router.statistics()
-        return self._call(self._router.statistics, timeout=self._config.timeout)
+        if self._stopped and not self._machine.loop.is_running():
+            return self._kernel.statistics()
+        return self._call(self._kernel.statistics, timeout=self._config.timeout)
 
     async def astatistics(self) -> RuntimeStatistics:
         """:meth:`statistics`, awaited (it never blocks the caller's loop)."""
-        if self._stopped and not self._loop.is_running():
-            return self._router.statistics()
-        return await acall(self._host, self._router.statistics, timeout=self._config.timeout)
+        if self._stopped and not self._machine.loop.is_running():
+            return self._kernel.statistics()
+        return await acall(self._host, self._kernel.statistics, timeout=self._config.timeout)
 
     def stop(self) -> None:
         """Stop the tree in reverse order (sessions, store, bus) and every runtime thread.
@@ -541,7 +422,7 @@ class Runtime:
     def _shutdown(self) -> None:
         """Stop everything, in order (on a thread that is not the loop's)."""
         try:
-            shutdown_in_order(self)
+            self._machine.shutdown(self._at_exit)
         finally:
             self._stop_done.set()
 

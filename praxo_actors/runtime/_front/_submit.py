@@ -25,7 +25,7 @@ from praxo_actors.runtime._front._results import run_result
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
-    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._kernel import Kernel
     from praxo_actors.runtime._kernel._run_future import RunFuture
 
 __all__ = ["aresult", "asubmit", "submit"]
@@ -33,28 +33,26 @@ __all__ = ["aresult", "asubmit", "submit"]
 logger = get_logger("praxo_actors.runtime")
 
 
-def submit(handle: SessionHandle, input: str, deadline: float | None) -> str:
+def submit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | None) -> str:
     """See :meth:`SessionHandle.submit`."""
     _check(input)
     run_id = new_run_id()
-    runtime = handle._runtime
-    if not runtime._router.agents.is_durable(handle.agent):
+    if not kernel.agents.is_durable(handle.agent):
         handle._submit(run_id, input, deadline, None)
         return run_id
     check_not_blocking("SessionHandle.submit() of a durable agent (use asubmit)")
     stored = threading.Event()
-    _send(handle, run_id, input, deadline, stored.set)
-    if not stored.wait(runtime._config.timeout):
-        _late(handle, run_id)
+    _send(handle, kernel, run_id, input, deadline, stored.set)
+    if not stored.wait(kernel.timeout):
+        _late(handle, kernel, run_id)
     return run_id
 
 
-async def asubmit(handle: SessionHandle, input: str, deadline: float | None) -> str:
+async def asubmit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | None) -> str:
     """See :meth:`SessionHandle.asubmit`."""
     _check(input)
     run_id = new_run_id()
-    runtime = handle._runtime
-    if not runtime._router.agents.is_durable(handle.agent):
+    if not kernel.agents.is_durable(handle.agent):
         handle._submit(run_id, input, deadline, None)
         return run_id
     loop = asyncio.get_running_loop()
@@ -68,19 +66,21 @@ async def asubmit(handle: SessionHandle, input: str, deadline: float | None) -> 
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed
             loop.call_soon_threadsafe(wake)
 
-    _send(handle, run_id, input, deadline, signal)
+    _send(handle, kernel, run_id, input, deadline, signal)
     try:
-        async with asyncio.timeout(runtime._config.timeout):
+        async with asyncio.timeout(kernel.timeout):
             await stored
     except TimeoutError:
-        _late(handle, run_id)
+        _late(handle, kernel, run_id)
     return run_id
 
 
-async def aresult(handle: SessionHandle, run_id: str, timeout: float | None) -> RunResult:
+async def aresult(
+    handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float | None
+) -> RunResult:
     """See :meth:`SessionHandle.aresult`."""
     # The look-ups block (store reads, a wait on the run): on a worker thread, never the loop.
-    return await asyncio.to_thread(run_result, handle, run_id, timeout)
+    return await asyncio.to_thread(run_result, handle, kernel, run_id, timeout)
 
 
 def _check(input: object) -> None:
@@ -93,36 +93,26 @@ def _check(input: object) -> None:
 
 def _send(
     handle: SessionHandle,
+    kernel: Kernel,
     run_id: str,
     input: str,
     deadline: float | None,
     stored: Callable[[], None],
 ) -> RunFuture:
     """Send a durable run that is journaled first; ``stored()`` once it is (or has ended)."""
-    runtime = handle._runtime
-    router = runtime._router
-    # Posted before the run, so the router has the callback when the store acknowledges.
-    runtime._host.post(_expect, router, run_id, stored)
+    # Posted before the run, so the kernel has the callback when the store acknowledges.
+    kernel.post(kernel.expect_journal, run_id, stored)
     future = handle._submit(run_id, input, deadline, None, journal=True)
 
     def settled(_future: object) -> None:
         stored()
-        runtime._host.post(router.journal_acks.pop, run_id, None)
+        kernel.post(kernel.forget_journal, run_id)
 
     future.add_done_callback(settled)
     return future
 
 
-def _expect(router: Router, run_id: str, stored: Callable[[], None]) -> None:
-    """Call ``stored()`` when the run's first journal write is acknowledged (the router calls
-    it at once for a run that waits behind another of its session)."""
-    router.journal_acks[run_id] = lambda _entries: stored()
-
-
-def _late(handle: SessionHandle, run_id: str) -> None:
+def _late(handle: SessionHandle, kernel: Kernel, run_id: str) -> None:
     logger.warning(
-        "run_not_journaled_yet",
-        session_id=handle.id,
-        run_id=run_id,
-        timeout=handle._runtime._config.timeout,
+        "run_not_journaled_yet", session_id=handle.id, run_id=run_id, timeout=kernel.timeout
     )

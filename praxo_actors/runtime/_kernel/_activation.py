@@ -38,8 +38,8 @@ from supervisors import ChildSpec, SupervisorError
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._clock import LoopClock, Timer
-    from praxo_actors.runtime._kernel._host import SessionHost
-    from praxo_actors.runtime._kernel._router import _Entry
+    from praxo_actors.runtime._kernel._kernel import Kernel
+    from praxo_actors.runtime._kernel._table import Entry
 
 __all__ = ["Activator"]
 
@@ -60,7 +60,7 @@ _EPSILON = 1e-9  # seconds summed tick by tick may fall short of the timeout by 
 # loop time, bounds a stuck start; this real-time bound (in timeouts) only ends a wedged loop's.
 START_TIMEOUTS = 6
 
-_Item = tuple[str, "_Entry"]
+_Item = tuple[str, "Entry"]
 
 
 class _Batch:
@@ -146,14 +146,14 @@ class Activator:
     """Start and restore new sessions in batches (on the loop thread; see the module doc)."""
 
     def __init__(
-        self, host: SessionHost, scheduler: Any, registry: Any, timeout: float, clock: LoopClock
+        self, kernel: Kernel, scheduler: Any, registry: Any, timeout: float, clock: LoopClock
     ) -> None:
-        self.host = host
+        self.kernel = kernel
+        self.host = kernel.host
         self.scheduler = scheduler
         self.registry = registry
         self.timeout = timeout
         self.clock = clock
-        self.sessions: Any = None  # the sessions supervisor's proxy; set when it (re)starts
         self._queue: list[_Item] = []
         self._scheduled = False
         self._reads = _Lane(self, "store", "documents")
@@ -166,7 +166,7 @@ class Activator:
                 lane.timer.cancel()
                 lane.timer = None
 
-    def activate(self, session_id: str, entry: _Entry) -> None:
+    def activate(self, session_id: str, entry: Entry) -> None:
         """Queue a new session; the queue is sent at the end of this turn of the loop."""
         self._queue.append((session_id, entry))
         if not self._scheduled:
@@ -181,12 +181,18 @@ class Activator:
 
     def _send(self, batch: _Batch) -> None:
         host = self.host
+        # The tree's current children (the kernel's, read on its loop): a session started now
+        # commits to this store actor for its whole life, since a restart of the store
+        # restarts the sessions supervisor after it (rest_for_one).
+        store, sessions = self.kernel.store_ref, self.kernel.sessions
         self._reads.sent(batch)
         self._starts.sent(batch)
         ids = [session_id for session_id, _ in batch.items]
         try:
+            if store is None:
+                raise pykka.ActorDeadError("no store actor")
             # The store actors answer with an MNFuture, which takes a done callback.
-            read = cast("MNFuture[Any]", host.store_ref.ask(encode(LoadSessions(ids)), block=False))
+            read = cast("MNFuture[Any]", store.ask(encode(LoadSessions(ids)), block=False))
         except pykka.ActorDeadError:
             self._documents(batch, PraxoError("RUNTIME_STOPPED", "the store has stopped"))
         else:
@@ -194,7 +200,7 @@ class Activator:
         specs = [
             ChildSpec(
                 session_id,
-                _SessionStart(self, session_id, entry),
+                _SessionStart(self, session_id, entry, store),
                 restart="temporary",
                 shutdown=self.timeout,
                 start_timeout=self.timeout * START_TIMEOUTS,
@@ -206,8 +212,10 @@ class Activator:
             host.post(self._started, batch, outcomes)
 
         try:
-            self.sessions.start_children(specs, started)
-        except (pykka.ActorDeadError, AttributeError):
+            if sessions is None or store is None:
+                raise pykka.ActorDeadError("no sessions supervisor")
+            sessions.start_children(specs, started)
+        except pykka.ActorDeadError:
             error = SupervisorError("SUPERVISOR_NOT_RUNNING", "the sessions supervisor stopped")
             self._started(batch, [error] * len(specs))
 
@@ -243,16 +251,16 @@ class Activator:
             _stop_started(refs)
             return
         batch.done = True
-        router = self.host.router
+        lifecycle = self.kernel.lifecycle
         for i, (session_id, entry) in enumerate(batch.items):
             ref = refs[i]
             if isinstance(ref, SupervisorError):
-                router.activation_failed(session_id, entry, _activation_error(ref))
+                lifecycle.activation_failed(session_id, entry, _activation_error(ref))
             elif isinstance(documents, PraxoError):
                 ref.stop(block=False)
-                router.activation_failed(session_id, entry, documents)
+                lifecycle.activation_failed(session_id, entry, documents)
             else:
-                router.activated(session_id, entry, ref, documents[i])
+                lifecycle.activated(session_id, entry, ref, documents[i])
 
     def expire(self, batches: list[_Batch], waited_for: str) -> None:
         """Fail the runs of batches stuck on ``waited_for`` (``RUNTIME_TIMEOUT``)."""
@@ -264,11 +272,11 @@ class Activator:
         logger.error(
             "activation_timeout", sessions=sessions, waiting_for=waited_for, timeout=self.timeout
         )
-        router = self.host.router
+        lifecycle = self.kernel.lifecycle
         for batch in batches:
             batch.done = True
             for session_id, entry in batch.items:
-                router.activation_failed(session_id, entry, error)
+                lifecycle.activation_failed(session_id, entry, error)
             if batch.refs is not None:  # started, but the read never came: stop them
                 _stop_started(batch.refs)
 
@@ -292,27 +300,34 @@ class _SessionStart:
     """A session's child-spec ``start`` (on the supervisor's thread): a slotted callable, since
     the sessions supervisor keeps one for each live session (a closure costs ~200 bytes more)."""
 
-    __slots__ = ("activator", "entry", "session_id")
+    __slots__ = ("activator", "entry", "session_id", "store")
 
-    def __init__(self, activator: Activator, session_id: str, entry: _Entry) -> None:
+    def __init__(
+        self,
+        activator: Activator,
+        session_id: str,
+        entry: Entry,
+        store: pykka.ActorRef[Any] | None,
+    ) -> None:
         self.activator = activator
         self.session_id = session_id
         self.entry = entry
+        self.store = store
 
     def __call__(self) -> pykka.ActorRef[Any]:
         activator = self.activator
         session_id = self.session_id
-        # A read of the router's table from another thread: only a hint (a dict lookup is
-        # atomic). An abandoned activation starts nothing; the router decides the rest.
-        if activator.host.router.live.get(session_id) is not self.entry:
-            raise PraxoError("SESSION_START_FAILED", "the activation was abandoned")
+        # An abandoned activation's session starts and is stopped by the kernel when its
+        # start is reported (Lifecycle.activated): this thread reads none of the kernel's state.
         stale = activator.registry.lookup(session_id)
         if stale is not None:  # a passivated actor still stopping: let it finish first
             try:
                 stale.stop(timeout=activator.timeout)
             except (pykka.ActorDeadError, pykka.Timeout):
                 logger.warning("stale_session_not_stopped", session_id=session_id)
-        ref = SessionActor.start(activator.host, session_id, actor_scheduler=activator.scheduler)
+        ref = SessionActor.start(
+            activator.host, session_id, self.store, actor_scheduler=activator.scheduler
+        )
         try:
             registered: pykka.ActorRef[Any] = activator.registry.register(session_id, ref)
         except Exception:

@@ -4,7 +4,7 @@
 looked up here, on the runtime's loop, when the resume arrives (the session's actor is asked,
 or its log read). Meanwhile the session's later runs and resumes are held, in order, so that a
 resume followed by a run still reaches the session before the run. The future then takes the
-resumed run's id and is admitted as any run is (the router refuses a resume of a run that is
+resumed run's id and is admitted as any run is (the kernel refuses a resume of a run that is
 not waiting with ``SESSION_NOT_INTERRUPTED``).
 """
 
@@ -12,30 +12,28 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._kernel import Kernel, Lookup
 
 __all__ = ["ResumeFinder"]
 
 # A run or resume held while its session's lookup runs: (future, agent, input, deadline,
 # resume, whether it is a resume whose run is to be found).
 Held = tuple[RunFuture, str, str, int | None, str | None, bool]
-Lookup = Callable[[str], Coroutine[Any, Any, str | None]]
 
 _ALIASES_KEPT = 1000  # a future's first id, for a cancel that read it before the lookup ended
 
 
 class ResumeFinder:
-    """Owned by the router, on the loop thread: the lookups of resumes and what they hold."""
+    """Owned by the kernel, on the loop thread: the lookups of resumes and what they hold."""
 
-    def __init__(self, router: Router, lookup: Lookup, timeout: float) -> None:
-        self.router = router
+    def __init__(self, kernel: Kernel, lookup: Lookup, timeout: float) -> None:
+        self.kernel = kernel
         self.lookup = lookup
         self.timeout = timeout
         self.held: dict[str, list[Held]] = {}
@@ -81,7 +79,7 @@ class ResumeFinder:
         for items in self.held.values():
             for future, *_ in items:
                 if future.run_id == run_id and not future.done():
-                    self.router.refuse(future, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+                    self.kernel.refuse(future, AgentError("AGENT_CANCELLED", "cancelled", run_id))
                     return True
         return False
 
@@ -92,7 +90,7 @@ class ResumeFinder:
             for future, *_ in items:
                 if not future.done():
                     error = AgentError("RUNTIME_STOPPED", "the runtime stopped", future.run_id)
-                    self.router.refuse(future, error)
+                    self.kernel.refuse(future, error)
         for task in list(self._tasks):
             task.cancel()
 
@@ -101,7 +99,7 @@ class ResumeFinder:
         error: PraxoError | None = None
         try:
             async with asyncio.timeout(timeout):
-                run_id = await self.lookup(session_id)
+                run_id = await self.lookup(self.kernel, session_id)
         except TimeoutError:
             error = PraxoError("RUNTIME_TIMEOUT", f"no interrupted run found within {timeout} s")
         except PraxoError as exc:
@@ -112,23 +110,23 @@ class ResumeFinder:
 
     def _found(self, session_id: str, run_id: str | None, error: PraxoError | None) -> None:
         items = self.held.pop(session_id, None)
-        router = self.router
+        kernel = self.kernel
         same = True  # resumes before any other run resume the run just found
         for future, agent, input, deadline_ns, resume, find in items or ():
             if future.done():
                 continue  # cancelled meanwhile
             if not find:
                 same = False
-                router.submit(future, agent, input, deadline_ns, resume)
+                kernel.submit(future, agent, input, deadline_ns, resume)
             elif not same:
                 assert resume is not None
                 self.find(future, agent, deadline_ns, resume, None)
             elif error is not None:
-                router.refuse(future, error)
+                kernel.refuse(future, error)
             else:
                 if run_id is not None:
                     self._rename(future, run_id)
-                router.submit(future, agent, input, deadline_ns, resume)
+                kernel.submit(future, agent, input, deadline_ns, resume)
 
     def _rename(self, future: RunFuture, run_id: str) -> None:
         self.aliases[future.run_id] = run_id

@@ -1,8 +1,9 @@
-"""What a session actor may use of its runtime: read-only parts and ways to reach the router.
+"""What a session actor may use of its runtime: read-only parts and ways to reach the kernel.
 
-The router (routing, pending runs, counters) is touched only on the runtime's loop thread.
+The kernel (routing, pending runs, counters) is touched only on the runtime's loop thread.
 Sessions reach it through :meth:`SessionHost.post`: a direct call when the session runs on the
-loop (the default), ``call_soon_threadsafe`` when sessions run on scheduler threads.
+loop (the default), ``call_soon_threadsafe`` when sessions run on scheduler threads. The kernel
+builds its host (passing itself), so no field here is set after construction.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime._kernel._clock import LoopClock, Timer
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = ["SessionHost"]
 
@@ -34,7 +35,7 @@ T = TypeVar("T")
 
 @dataclass(eq=False, slots=True)
 class SessionHost:
-    """Shared by every session actor of one runtime; fields are set once, at start."""
+    """Shared by every session actor of one runtime; every field is set at construction."""
 
     loop: asyncio.AbstractEventLoop
     loop_thread_id: int
@@ -44,15 +45,30 @@ class SessionHost:
     allowed_types: frozenset[str]
     loop_scheduler: LoopScheduler
     clock: LoopClock
-    router: Router = None  # type: ignore[assignment]  # set by the runtime, before any session
-    store_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
-    bus_ref: pykka.ActorRef[Any] = None  # type: ignore[assignment]
+    kernel: Kernel
     gate: LoopGate = field(init=False)
 
     def __post_init__(self) -> None:
         self.gate = LoopGate(
             self.loop, self.loop_thread_id, after_posted=self.loop_scheduler.run_now
         )
+
+    @property
+    def router(self) -> Kernel:
+        """The kernel (its methods run on the loop thread: reach them through :meth:`post`)."""
+        return self.kernel
+
+    @property
+    def bus_ref(self) -> pykka.ActorRef[Any]:
+        """The event bus actor's current ref.
+
+        The bus's start function hands it to the kernel on the loop; a session created after
+        that reads it (a restart of the bus restarts every session after it).
+        """
+        ref = self.kernel.bus_ref
+        if ref is None:
+            raise pykka.ActorDeadError("the event bus has not started")
+        return ref
 
     def post(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Run ``fn(*args)`` on the loop thread (see :meth:`LoopGate.post`).
@@ -97,8 +113,8 @@ class SessionHost:
 
     def options_for(self, agent: str, events: bool, session: Any) -> AgentOptions:
         """Return a registered agent's options for ``session`` (see :meth:`Agents.options_for`)."""
-        return self.router.agents.options_for(agent, events, session)
+        return self.kernel.agents.options_for(agent, events, session)
 
     def has_subscribers(self) -> bool:
         """Return whether any event subscription exists (events are built only then)."""
-        return self.router.bus.subscription_count > 0
+        return self.kernel.bus.subscription_count > 0

@@ -14,7 +14,7 @@ from praxo_actors.runtime._protocol import LoadPending, Pending, decode, encode
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._agents import Agents
-    from praxo_actors.runtime._kernel._host import SessionHost
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = ["Resumer"]
 
@@ -22,8 +22,8 @@ __all__ = ["Resumer"]
 class Resumer:
     """Which sessions hold a journaled run, by agent; wakes them when their agent is known."""
 
-    def __init__(self, host: SessionHost, agents: Agents, timeout: float) -> None:
-        self.host = host
+    def __init__(self, kernel: Kernel, agents: Agents, timeout: float) -> None:
+        self.kernel = kernel
         self.agents = agents
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -55,11 +55,7 @@ class Resumer:
         return self._plan_of(reply)
 
     def _ask(self) -> pykka.Future[Any]:
-        try:
-            future: pykka.Future[Any] = self.host.store_ref.ask(encode(LoadPending()), block=False)
-        except pykka.ActorDeadError:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
-        return future
+        return self.kernel.ask_store(encode(LoadPending()))
 
     def _plan_of(self, reply: Any) -> dict[str, list[str]]:
         try:
@@ -89,13 +85,13 @@ class Resumer:
             self.wake(sessions)
 
     def wake(self, sessions: list[str]) -> None:
-        router = self.host.router
+        kernel = self.kernel
 
         def wake_all() -> None:
             for session_id in sessions:
-                router.wake(session_id)
+                kernel.wake(session_id)
 
-        if not self.host.post(wake_all):
+        if not kernel.post(wake_all):
             raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
 
     def resume_pending(self) -> int:

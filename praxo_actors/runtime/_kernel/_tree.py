@@ -7,13 +7,17 @@
     ├── store     LoopStoreActor (InMemoryStore) | StoreActor (any store that may block)
     └── sessions  DynamicSupervisor → SessionActor × N
 
-Each child's start function keeps the refs the rest of the runtime uses current, so a child
-restarted by ``rest_for_one`` is found again. Every thread of the tree is a daemon thread: a
-runtime still running at interpreter exit is stopped by its ``atexit`` hook instead.
+Each child's start function hands the child's ref to the kernel by a post to the loop
+(:meth:`Kernel.child_started`), so a child restarted by ``rest_for_one`` is found again and no
+ref is written from the supervisor's thread. The store actor posts what each of its writes
+settled to the kernel itself (:meth:`Kernel.saved`): no relay through the tree. Every thread
+of the tree is a daemon thread: a runtime still running at interpreter exit is stopped by its
+``atexit`` hook instead.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -25,8 +29,7 @@ from supervisors import ChildSpec, DynamicSupervisor, Supervisor
 
 if TYPE_CHECKING:
     from praxo_actors.actors import LoopScheduler
-    from praxo_actors.runtime._kernel._host import SessionHost
-    from praxo_actors.runtime._kernel._router import Router
+    from praxo_actors.runtime._kernel._kernel import Kernel
 
 __all__ = ["Tree"]
 
@@ -49,20 +52,17 @@ class Tree:
     def __init__(
         self,
         store: Any,
-        host: SessionHost,
-        router: Router,
+        kernel: Kernel,
         bus: EventRouter,
         loop_scheduler: LoopScheduler,
         timeout: float,
     ) -> None:
         self.store = store
-        self.host = host
-        self.router = router
+        self.kernel = kernel
         self.bus = bus
         self.loop_scheduler = loop_scheduler
         # Exactly the in-memory store: a subclass may block (a test double, a write-through).
         self.store_on_loop = type(store) is InMemoryStore
-        self.sessions_ref: pykka.ActorRef[Any] | None = None
         self.root: pykka.ActorRef[Any] = _Root.start(
             [
                 ChildSpec("events", self._start_bus, shutdown=timeout),
@@ -73,29 +73,24 @@ class Tree:
             name="praxo-runtime",
         )
 
-    def _saved(
-        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
-    ) -> None:
-        self.host.post(self.router.saved, runs, journaled)
-
     def _start_bus(self) -> pykka.ActorRef[Any]:
         ref: pykka.ActorRef[Any] = EventBus.start(self.bus)
-        self.host.bus_ref = ref
+        self.kernel.post(self.kernel.child_started, "events", ref)
         return ref
 
     def _start_store(self) -> pykka.ActorRef[Any]:
         # The runtime, not the actor, closes a store it opened: a restarted store actor
         # (rest_for_one after a bus crash) must find it open.
         ref: pykka.ActorRef[Any]
+        saved = functools.partial(self.kernel.post, self.kernel.saved)
         if self.store_on_loop:
-            ref = LoopStoreActor.start(self.store, self._saved, actor_scheduler=self.loop_scheduler)
+            ref = LoopStoreActor.start(self.store, saved, actor_scheduler=self.loop_scheduler)
         else:
-            ref = StoreActor.start(self.store, self._saved)
-        self.host.store_ref = self.router.store_ref = ref
+            ref = StoreActor.start(self.store, saved)
+        self.kernel.post(self.kernel.child_started, "store", ref)
         return ref
 
     def _start_sessions(self) -> pykka.ActorRef[Any]:
         ref: pykka.ActorRef[Any] = _Sessions.start(max_restarts=0, name="sessions")
-        self.sessions_ref = ref
-        self.router.activator.sessions = ref.proxy()
+        self.kernel.post(self.kernel.child_started, "sessions", ref, ref.proxy())
         return ref

@@ -20,6 +20,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
@@ -82,10 +83,16 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
     # stopping N sessions O(N²).
     actor_registered = False
 
-    def __init__(self, host: SessionHost, session_id: str) -> None:
+    def __init__(
+        self, host: SessionHost, session_id: str, store: pykka.ActorRef[Any] | None = None
+    ) -> None:
         super().__init__()
         self.host = host
         self.session_id = session_id
+        # The store actor this session commits to, directly (a restart of the store restarts
+        # every session after it, so the ref holds for this actor's life); None: through the
+        # kernel.
+        self.store = store
         self.session: Session | None = None  # None until the Restore message
         self.position: LogPosition | None = None  # where the session stands in its log
         self.stash: list[Any] | None = None
@@ -283,7 +290,19 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         document = result_document(None, error, run_id, self.session_id, host.key)
         if document is not None or journal >= 0:
             commit = Commit(self.session_id, result=document, journal=journal)
-            host.post(host.router.to_store, encode(CommitRun(commit)))
+            self._to_store(encode(CommitRun(commit)))
+
+    def _to_store(self, message: bytes, run_id: str | None = None) -> None:
+        """Tell the store actor a write, directly; a dead store fails ``run_id`` (STORE_FAILED)."""
+        store = self.store
+        if store is None:
+            self.host.post(self.host.router.to_store, message, run_id)
+            return
+        try:
+            store.tell(message)
+        except pykka.ActorDeadError:
+            if run_id is not None:
+                self.host.post(self.host.router.saved, [(run_id, "STORE_FAILED")], [])
 
     def _disarm(self, run_id: str) -> None:
         timers = self._timers
@@ -418,7 +437,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         kept = result_document(None, error, run_id, self.session_id, host.key)
         commit = msgspec.structs.replace(commit, result=kept)
         self.session = partial
-        host.post(host.router.to_store, encode(CommitRun(commit)))
+        self._to_store(encode(CommitRun(commit)))
         return True
 
     def _resume_interrupted(self, options: Any, start: StartRun) -> AgentRun:
@@ -457,7 +476,10 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             return
         self.session = result.session  # commit: the run completed and its record is written
         self._disarm(result.run_id)
-        host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
+        # The result to the kernel first, then the commit to the store: the store's reply,
+        # posted to the loop after this post, settles the run's future with it.
+        host.post(host.router.completed, result.run_id, result)
+        self._to_store(encode(CommitRun(commit)), result.run_id)
         self._start_next()
 
 

@@ -37,6 +37,8 @@ class DurableSteps:
 
         def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None: ...
 
+        def _to_store(self, message: bytes, run_id: str | None = None) -> None: ...
+
     def _resumed_event(self, current: Run, durable: DurableRun) -> None:
         event = durable.resumed_event()
         if event is not None:
@@ -48,7 +50,7 @@ class DurableSteps:
             self._move(current, move)
             return
         current.held = move
-        self.host.post(self.host.router.to_store, write)
+        self._to_store(write)
 
     def _journaled(self, run_id: str, entries: int) -> None:
         current = self.current

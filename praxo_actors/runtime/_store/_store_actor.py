@@ -8,25 +8,26 @@ yours) gets a :class:`StoreActor`, a ``ThreadingActor``: its calls block only it
 The in-memory store never blocks, so it gets a :class:`LoopStoreActor`, an M:N actor on the
 runtime's event loop: a run on it then completes without leaving the loop thread.
 
-Writes are group-committed: a :class:`CommitRun` or :class:`JournalEffect` is gathered, and the
-first one of a burst sends the actor a :class:`FlushCheckpoints` message, which therefore arrives
-after every write already queued and applies them all in one change (with SQLite's
-``synchronous=FULL``, one fsync of ~3 ms for the burst instead of one per run). A run's future
-completes, and a durable run takes its next step, only after the flush that holds its write.
-Both kinds answer asks with an :class:`~praxo_actors.actors.MNFuture`, so the router can take
-a reply as a callback instead of a waiting thread.
+Writes are group-committed: a :class:`CommitRun` (told by a session, directly) or
+:class:`JournalEffect` is gathered, and the actor writes what it has gathered once its mailbox
+is empty, in one change (with SQLite's ``synchronous=FULL``, one fsync of ~3 ms for a burst
+instead of one per run); no message is needed to end a batch. After each write the actor posts
+the settled run ids to the runtime's kernel on its loop, once: that reply settles the runs'
+futures, and a durable run takes its next step only after the write that holds its journal
+entry. Both kinds answer asks with an :class:`~praxo_actors.actors.MNFuture`, so the kernel
+can take a reply as a callback instead of a waiting thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.actors import AwaitableThreadingActor, MNActor
+from praxo_actors.actors import AwaitableThreadingActor, MNActor, inbox_empty
 from praxo_actors.memory._log import Commit, JournalAppend, SessionLog
 from praxo_actors.runtime._protocol import (
     CommitRun,
@@ -48,8 +49,6 @@ CHECKPOINT_NAMESPACE = ("praxo", "sessions")
 """The memory-store namespace that holds each session's snapshot (see the session log)."""
 
 logger = get_logger("praxo_actors.runtime")
-
-_FLUSH = encode(FlushCheckpoints())
 
 SKIPPED = -2
 """The entries a journal write reports when the log skipped it: its run is no longer pending."""
@@ -77,14 +76,14 @@ class _StoreLogic:
         """Handle commits and journal writes (tell), flushes, and loads (ask)."""
         match decode(message):
             case CommitRun(commit=commit):
-                self._gather()
                 self._commits.append(commit)
+                self._flush_when_idle()
                 return None
             case JournalEffect(append=append):
-                self._gather()
                 self._appends.append(append)
+                self._flush_when_idle()
                 return None
-            case FlushCheckpoints():
+            case FlushCheckpoints():  # kept for senders of 0.2: the same as an empty inbox
                 self._flush()
                 return None
             case LoadSessions(session_ids=ids):
@@ -105,9 +104,11 @@ class _StoreLogic:
                     "PROTOCOL_INVALID_MESSAGE", f"store actor got {type(other).__name__}"
                 )
 
-    def _gather(self) -> None:
-        if not self._commits and not self._appends:
-            self.actor_ref.tell(_FLUSH)
+    def _flush_when_idle(self) -> None:
+        # What waits in the mailbox joins this batch: a burst is one write, and a lone commit
+        # is written at once (no message to itself, which cost one actor turn per batch).
+        if inbox_empty(cast("pykka.Actor", self)):
+            self._flush()
 
     def _flush(self) -> None:
         if not self._commits and not self._appends:
@@ -175,7 +176,8 @@ class StoreActor(_StoreLogic, AwaitableThreadingActor):
     Args:
         store: A memory store (``SQLiteStore`` or one with the same API).
         on_saved: Called on this actor's thread after each flush with the run ids it held and
-            an error code (None on success).
+            an error code (None on success), and the journal writes it held; the runtime
+            passes a post of its kernel's ``saved`` to the loop.
     """
 
     use_daemon_thread = True  # never keeps a process alive: the runtime stops at exit

@@ -1,0 +1,466 @@
+"""The kernel: the one owner of routing, on the runtime's event loop thread.
+
+It decides which actor hosts a session, admits runs (``SESSION_BUSY``, ``SESSION_OVERLOADED``,
+``RUNTIME_SESSION_LIMIT``), keeps the pending runs and the counters, evicts the least recently
+used idle session, passivates idle ones, and settles every run exactly once. It holds the refs
+of the store actor, the event bus and the sessions supervisor: their start functions hand a
+(re)started child's ref over by a post to the loop (:meth:`Kernel.child_started`), so nothing
+is written here from another thread. Every method runs on the loop thread, so no lock guards
+this state; other threads and modules reach it through :meth:`Kernel.post`, :meth:`Kernel.call`
+(the loop's :class:`~praxo_actors.actors.LoopGate`) or :meth:`Kernel.ask_store`.
+
+Its parts, each owning its own state: the :class:`SessionTable` (live sessions, LRU), the
+:class:`RunBook` (pending runs and their futures), the :class:`Resumption` of interrupted and
+journaled runs, the :class:`StoppedVersions` of the rollback check, the :class:`Activator`
+(sessions started and restored in batches) and the :class:`ResumeFinder`.
+
+A warm run is three actor messages: the kernel tells the session ``StartRun``; an ``async``
+callback's outcome comes back to the session as ``EffectDone``; the session tells the store
+``CommitRun`` itself (having handed its result to the kernel, :meth:`completed`). The store
+writes what it has gathered once its mailbox is empty and posts the settled run ids here once
+per write (:meth:`saved`), which settles the futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
+
+import pykka
+
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._log import get_logger
+from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
+from praxo_actors.models import RunResult
+from praxo_actors.runtime._events._events import EventRouter
+from praxo_actors.runtime._kernel._activation import Activator
+from praxo_actors.runtime._kernel._admission import Admission
+from praxo_actors.runtime._kernel._agents import Agents
+from praxo_actors.runtime._kernel._clock import LoopClock
+from praxo_actors.runtime._kernel._finder import ResumeFinder
+from praxo_actors.runtime._kernel._host import SessionHost
+from praxo_actors.runtime._kernel._lifecycle import Lifecycle
+from praxo_actors.runtime._kernel._resumption import Resumption
+from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._runs import RunBook, fail
+from praxo_actors.runtime._kernel._statistics import Counters, RuntimeStatistics
+from praxo_actors.runtime._kernel._table import Ready, SessionTable
+from praxo_actors.runtime._kernel._versions import VERSIONS_KEPT, StoppedVersions
+from praxo_actors.runtime._protocol import CancelRun, Journaled, encode
+
+__all__ = ["Kernel", "Lookup"]
+
+logger = get_logger("praxo_actors.runtime")
+
+T = TypeVar("T")
+# How a resume finds the run it goes on with (on the loop): the id of the session's
+# interrupted run, or None.
+Lookup = Callable[["Kernel", str], Coroutine[Any, Any, str | None]]
+
+
+class Kernel:
+    """Route runs to session actors and settle them; every method runs on the loop thread
+    unless it says otherwise (see the module doc)."""
+
+    def __init__(
+        self,
+        *,
+        loop: asyncio.AbstractEventLoop,
+        loop_thread_id: int,
+        store: Any,
+        agents: Agents,
+        bus: EventRouter,
+        registry: Any,
+        io_pool: IOPool,
+        loop_scheduler: LoopScheduler,
+        session_scheduler: Any,
+        clock: LoopClock,
+        lookup: Lookup,
+        key: bytes | None,
+        allowed_types: frozenset[str],
+        max_live_sessions: int,
+        max_queue: int,
+        on_busy: str,
+        timeout: float,
+        versions_kept: int = VERSIONS_KEPT,
+    ) -> None:
+        self.store = store
+        self.agents = agents
+        self.bus = bus
+        self.registry = registry
+        self.clock = clock
+        self.timeout = timeout
+        self.stopping = False
+        # The tree's children, handed over by their start functions (None until started).
+        self.store_ref: pykka.ActorRef[Any] | None = None
+        self.bus_ref: pykka.ActorRef[Any] | None = None
+        self.sessions_ref: pykka.ActorRef[Any] | None = None
+        self.sessions: Any = None  # the sessions supervisor's proxy, with its ref
+        self.counters = Counters()
+        self.table = SessionTable(registry, self.counters, clock.now)
+        self.runs = RunBook(self.counters)
+        self.versions = StoppedVersions(versions_kept)
+        self.host = SessionHost(
+            loop=loop,
+            loop_thread_id=loop_thread_id,
+            bridge=LoopBridge(loop),
+            io_pool=io_pool,
+            key=key,
+            allowed_types=allowed_types,
+            loop_scheduler=loop_scheduler,
+            clock=clock,
+            kernel=self,
+        )
+        self.resumption = Resumption(self)
+        self.activator = Activator(self, session_scheduler, registry, timeout, clock)
+        self.finder = ResumeFinder(self, lookup, timeout)
+        self.admission = Admission(self, max_live_sessions, max_queue, on_busy)
+        self.lifecycle = Lifecycle(self)
+
+    # -- from any thread ----------------------------------------------------------------------
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the loop thread (any thread); False if the loop is closed."""
+        return self.host.gate.post(fn, *args)
+
+    def post_now(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """:meth:`post`, then run what it made ready now when on the loop outside a turn (a
+        run submitted from a coroutine on the loop starts in the same step)."""
+        posted = self.host.gate.post(fn, *args)
+        self.host.run_now()
+        return posted
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
+        """Run ``fn(*args)`` on the loop thread and return its result (any thread).
+
+        Raises:
+            PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
+        """
+        return self.host.gate.call(fn, *args, timeout=timeout)
+
+    def request_cancel(self, run_id: str) -> bool:
+        """``RunFuture.cancel`` (any thread): cancel on the loop; False once it has stopped."""
+        if self.stopping:
+            return False
+        try:
+            return self.call(self.cancel, run_id, timeout=self.timeout)
+        except PraxoError:
+            return False
+
+    def ask_store(self, message: bytes) -> MNFuture[Any]:
+        """Ask the store actor (any thread), through the loop that holds its current ref.
+
+        The future fails with ``RUNTIME_STOPPED`` when the store has stopped.
+        """
+        reply: MNFuture[Any] = MNFuture()
+        if not self.post(self._ask_store, message, reply):
+            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+        return reply
+
+    def _ask_store(self, message: bytes, reply: MNFuture[Any]) -> None:
+        ref = self.store_ref
+        try:
+            if ref is None:
+                raise pykka.ActorDeadError("no store actor")
+            answer = ref.ask(message, block=False)
+        except pykka.ActorDeadError:
+            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            return
+
+        def relay(done: Any) -> None:
+            try:
+                reply.set(done.get(timeout=0))
+            except Exception:
+                reply.set_exception()
+
+        # The store actors answer with an MNFuture, which takes a done callback.
+        cast("MNFuture[Any]", answer).add_done_callback(relay)
+
+    # -- the tree's children --------------------------------------------------------------------
+
+    def child_started(self, name: str, ref: pykka.ActorRef[Any], proxy: Any = None) -> None:
+        """Take the ref of a (re)started child of the tree: ``store``, ``events``, or
+        ``sessions`` (with its proxy, made on the starting thread)."""
+        if name == "store":
+            self.store_ref = ref
+        elif name == "events":
+            self.bus_ref = ref
+        else:
+            self.sessions_ref, self.sessions = ref, proxy
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        future: RunFuture,
+        agent: str,
+        input: str,
+        deadline_ns: int | None,
+        resume: str | None = None,
+        journal: bool = False,
+    ) -> None:
+        """Admit a run and send it to its session (see :class:`Admission`)."""
+        self.admission.submit(future, agent, input, deadline_ns, resume, journal)
+
+    def resume(
+        self,
+        future: RunFuture,
+        agent: str,
+        deadline_ns: int | None,
+        resume: str,
+        timeout: float | None = None,
+    ) -> None:
+        """Admit a resume once the run it goes on with is found (see ResumeFinder)."""
+        if self.stopping:
+            self.runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            return
+        self.finder.find(future, agent, deadline_ns, resume, timeout)
+
+    def refuse(self, future: RunFuture, error: PraxoError) -> None:
+        """Fail a run that was never admitted (it counts as refused)."""
+        self.runs.refuse(future, error)
+
+    def expect_journal(self, run_id: str, stored: Callable[[], None]) -> None:
+        """Call ``stored()`` when the run's first journal write is acknowledged (at once for a
+        run that waits behind another of its session)."""
+        self.runs.journal_acks[run_id] = lambda _entries: stored()
+
+    def forget_journal(self, run_id: str) -> None:
+        """Drop the journal callback of a run that has ended."""
+        self.runs.journal_acks.pop(run_id, None)
+
+    def cancel(self, run_id: str, hard: bool = False) -> bool:
+        """Cancel a run: at once while it waits for its session, else at its next step (or at
+        once with ``hard``: the callback in flight is cancelled or its outcome discarded).
+
+        Return False if the run is no longer pending (or its result is being stored).
+        """
+        run_id = self.finder.alias(run_id)
+        future = self.runs.pending.get(run_id)
+        if future is None:
+            return self.finder.cancel(run_id)
+        if run_id in self.runs.results:
+            return False
+        entry = self.table.get(future.session_id)
+        if entry is None:
+            return False
+        if entry.ref is not None:
+            self.send(entry.ref, run_id, encode(CancelRun(run_id, hard)))
+        elif entry.backlog is not None:
+            entry.backlog = [(rid, m) for rid, m in entry.backlog if rid != run_id]
+            self.failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+        return True
+
+    def send(self, ref: pykka.ActorRef[Any], run_id: str, message: bytes) -> None:
+        """Tell a session a message about run ``run_id`` (a stopped one fails the run)."""
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError:
+            # It stopped between routing and sending: the runtime stopped it, or it crashed
+            # (its runs, this one among them, are then failed already: settling is once).
+            code = "RUNTIME_STOPPED" if self.stopping else "SESSION_CRASHED"
+            self.failed(run_id, AgentError(code, "the session stopped", run_id))
+
+    def wake(self, session_id: str) -> bool:
+        """Activate a session with no run of its own (it resumes a journaled run, if any)."""
+        if self.stopping:
+            return False
+        if session_id in self.table:
+            return True
+        if len(self.table) >= self.admission.max_live_sessions and not self.table.evict():
+            return False
+        self.activator.activate(session_id, self.table.add(session_id))
+        return True
+
+    # -- settling -------------------------------------------------------------------------------
+
+    def _take(self, run_id: str, completed: bool) -> RunFuture | None:
+        future = self.runs.take(run_id, completed)
+        if future is None:
+            return None
+        entry = self.table.get(future.session_id)
+        if entry is not None and entry.runs.pop(run_id, None) is not None:
+            entry.last_active = self.clock.now()
+        if self.resumption.held:
+            self.resumption.release(run_id, completed)
+        return future
+
+    def failed(self, run_id: str, error: BaseException) -> None:
+        """Fail a run's future with ``error`` (at most once per run)."""
+        self.runs.results.pop(run_id, None)
+        self.runs.stored.discard(run_id)
+        future = self._take(run_id, completed=False)
+        if future is not None:
+            fail(future, error)
+
+    def completed(self, run_id: str, result: RunResult) -> None:
+        """Hold a completed run's result until the store acknowledges its commit.
+
+        The session posts this before it tells the store the commit, so the store's reply
+        (posted to the loop after it) always finds the result.
+        """
+        runs = self.runs
+        if run_id not in runs.pending:
+            return
+        if runs.stored and run_id in runs.stored:  # the store's reply came first
+            runs.stored.discard(run_id)
+            future = self._take(run_id, completed=True)
+            if future is not None:
+                future.set(result)
+            return
+        runs.results[run_id] = result
+
+    def to_store(self, message: bytes, run_id: str | None = None) -> None:
+        """Send a commit or journal write to the store actor (a dead one fails the run)."""
+        try:
+            if self.store_ref is None:
+                raise pykka.ActorDeadError("no store actor")
+            self.store_ref.tell(message)
+        except pykka.ActorDeadError:
+            if run_id is not None:
+                self.saved([(run_id, "STORE_FAILED")], [])
+
+    def saved(
+        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+    ) -> None:
+        """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
+
+        A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
+        (another writer): the session reloads from the store, and its runs still pending fail
+        with that code too (they were built on the stale state).
+        """
+        for run_id, error in runs:
+            if run_id is None:
+                continue
+            result = self.runs.results.pop(run_id, None)
+            if error is None and result is None and run_id in self.runs.pending:
+                self.runs.stored.add(run_id)  # its result is on its way (see RunBook.stored)
+                continue
+            if error is not None or result is None:
+                future = self.runs.pending.get(run_id)
+                self.failed(
+                    run_id, PraxoError(error or "STORE_FAILED", "the run was not committed")
+                )
+                if future is not None and error is not None:
+                    self.lifecycle.reload(future.session_id, error)
+                continue
+            future = self._take(run_id, completed=True)
+            if future is not None:
+                future.set(result)
+        acks = self.runs.journal_acks
+        for session_id, run_id, entries in journaled:
+            if acks:
+                ack = acks.pop(run_id, None)
+                if ack is not None:
+                    ack(entries)
+            entry = self.table.get(session_id)
+            if entry is not None and entry.ref is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    entry.ref.tell(encode(Journaled(run_id, entries)))
+
+    def count_events(self, n: int) -> None:
+        """Count events emitted by runs."""
+        self.counters.events += n
+
+    @property
+    def parents(self) -> dict[str, str]:
+        """The calling session of each child run an agent tool started."""
+        return self.runs.parents
+
+    def resumed(self, session_id: str, run_id: str) -> None:
+        """A session resumes durable run ``run_id`` from its journal: give it a future."""
+        self.resumption.resumed(session_id, run_id)
+
+    def watch(
+        self, session_id: str, run_id: str, found: Callable[[RunFuture | None], None]
+    ) -> None:
+        """Call ``found(future)`` with a run's future once its session resumes it."""
+        self.resumption.watch(session_id, run_id, found)
+
+    def known(self, run_id: str) -> RunFuture | None:
+        """Return the future of a pending, resumed or recently refused run."""
+        return (
+            self.runs.pending.get(run_id)
+            or self.resumption.futures.get(run_id)
+            or (self.runs.refused.get(run_id))
+        )
+
+    # -- activation, passivation, stops -------------------------------------------------------
+
+    def session_down(
+        self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool, version: int = 0
+    ) -> None:
+        """Settle every run a stopped actor leaves behind (see :class:`Lifecycle`)."""
+        self.lifecycle.session_down(session_id, ref, crashed, version)
+
+    def restore_failed(self, session_id: str, ref: pykka.ActorRef[Any], error: PraxoError) -> None:
+        """A session found its checkpoint unusable: fail its runs with the checkpoint's code."""
+        self.lifecycle.restore_failed(session_id, ref, error)
+
+    def when_ready(self, session_id: str, ready: Ready) -> None:
+        """Call ``ready(ref)`` once the session is live (``ready(None)`` if it is not)."""
+        self.table.when_ready(session_id, ready)
+
+    def is_live(self, session_id: str) -> bool:
+        """Return whether an actor hosts (or is being started to host) the session."""
+        return session_id in self.table
+
+    def passivate(self, session_id: str, idle_seconds: float = 0.0) -> pykka.ActorRef[Any] | None:
+        """Stop a live session if it has no run and has been idle that long; return its ref."""
+        return self.table.passivate(session_id, idle_seconds)
+
+    def passivate_idle(self, idle_seconds: float) -> int:
+        """Passivate every session idle for ``idle_seconds``; return how many."""
+        return self.table.passivate_idle(idle_seconds)
+
+    def stop_session(self, session_id: str) -> pykka.ActorRef[Any] | None:
+        """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``."""
+        return self.table.stop_session(session_id)
+
+    def describe(
+        self, session_ids: list[str] | None, limit: int
+    ) -> list[tuple[str, pykka.ActorRef[Any] | None, float, int]]:
+        """(id, actor or None while activating, idle seconds, pending runs) of live sessions."""
+        return self.table.describe(session_ids, limit)
+
+    def begin_stop(self) -> None:
+        """Refuse every new run from now on (the runtime is stopping)."""
+        self.stopping = True
+
+    def stop_all(self) -> None:
+        """Fail every run still pending (the runtime has stopped its tree)."""
+        self.stopping = True
+        self.finder.stop()
+        for run_id in list(self.runs.pending):
+            self.failed(run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id))
+
+    def close(self) -> None:
+        """Fail what is pending and cancel the loop's timers and tasks of the kernel."""
+        self.stop_all()
+        self.activator.close()
+        self.host.bridge.cancel_all()
+
+    # -- statistics -----------------------------------------------------------------------------
+
+    def statistics(self) -> RuntimeStatistics:
+        """Return a snapshot of the counters (the session and run counts agree)."""
+        subs = [s.statistics() for s in self.bus.subscriptions]
+        c = self.counters
+        return RuntimeStatistics(
+            live_sessions=len(self.table),
+            runs_started=c.runs_started,
+            runs_completed=c.runs_completed,
+            runs_failed=c.runs_failed,
+            runs_pending=len(self.runs.pending),
+            activations=c.activations,
+            passivations=c.passivations,
+            crashes=c.crashes,
+            events_emitted=c.events,
+            events_delivered=self.bus.delivered_total + sum(s.delivered for s in subs),
+            events_dropped=self.bus.dropped_total + sum(s.dropped for s in subs),
+            subscriptions=len(subs),
+            runs_refused=c.runs_refused,
+            stopped_versions=len(self.versions),
+        )
