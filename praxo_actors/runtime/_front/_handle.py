@@ -1,22 +1,25 @@
-"""What a user holds: a handle on one session, and the event bus seen from outside."""
+"""What a user holds: a handle on one session."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import JSONError, PraxoError
+from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
-from praxo_actors.core import encode_json
-from praxo_actors.models import Event, Message, RunResult
-from praxo_actors.runtime._events._events import EventRouter, EventStream, Subscription
+from praxo_actors.models import Message, RunResult
 from praxo_actors.runtime._events._stream import RunStream
 from praxo_actors.runtime._front import _submit
+from praxo_actors.runtime._front._inputs import (
+    check_text,
+    deadline_in_ns,
+    positive,
+    resume_document,
+)
 from praxo_actors.runtime._front._on_loop import acall
 from praxo_actors.runtime._front._results import run_result
 from praxo_actors.runtime._kernel._run_future import RunFuture
@@ -36,73 +39,7 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["Events", "SessionHandle", "check_text"]
-
-
-def check_text(text: str, what: str) -> None:
-    """Refuse a str that cannot be encoded (a lone surrogate, e.g. from a JSON ``"\\ud800"``).
-
-    Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT``.
-    """
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise PraxoError(
-                "RUNTIME_INVALID_INPUT",
-                f"{what} holds text that is not valid Unicode: {exc.reason}",
-            ) from None
-
-
-class Events:
-    """The runtime's event bus, seen from outside: subscriptions and async streams."""
-
-    def __init__(self, router: EventRouter) -> None:
-        self._router = router
-
-    def subscribe(
-        self,
-        subscriber: Callable[[Event], Any] | pykka.ActorRef[Any],
-        pattern: str = "run.*",
-        session_id: str | None = None,
-        buffer: int = 1000,
-    ) -> Subscription:
-        """Deliver matching events to ``subscriber`` (a callable, or an actor that is asked).
-
-        Args:
-            subscriber: Called (or, for an ``ActorRef``, asked) with each :class:`Event`, one at
-                a time, in order, on a delivery thread. If it raises (or the actor has
-                stopped) it is removed.
-            pattern: A glob on the event type: ``"run.*"``, ``"tool.*"``, ``"*"``.
-            session_id: Only this session's events (None: every session's).
-            buffer: Events held for a slow subscriber; beyond that they are dropped and counted.
-
-        Raises:
-            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments; ``RUNTIME_STOPPED``
-                once the runtime has stopped.
-        """
-        return self._router.subscribe(subscriber, pattern, session_id, buffer)
-
-    def stream(
-        self, pattern: str = "run.*", session_id: str | None = None, buffer: int = 1000
-    ) -> EventStream:
-        """Subscribe now and return an async iterator of matching events.
-
-        Call it from a coroutine (it binds to the running event loop); every event published
-        after the call is delivered. It ends when the runtime stops; ``async with
-        runtime.events.stream(...) as events`` unsubscribes when the block is left.
-
-        Raises:
-            PraxoError: ``EVENTS_INVALID_SUBSCRIPTION`` for bad arguments.
-            RuntimeError: No event loop is running in this thread.
-        """
-        return EventStream(self._router, pattern, session_id, buffer)
-
-    @property
-    def subscriptions(self) -> tuple[Subscription, ...]:
-        """The active subscriptions."""
-        return self._router.subscriptions
+__all__ = ["SessionHandle"]
 
 
 class SessionHandle:
@@ -151,7 +88,7 @@ class SessionHandle:
         journal: bool = False,
     ) -> RunFuture:
         kernel = self._kernel
-        deadline_ns = _deadline_ns(deadline, kernel.clock.monotonic_ns)
+        deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
         future = RunFuture(run_id, self.id, kernel.request_cancel)
         return self._post(
             future, kernel.submit, future, self.agent, input, deadline_ns, resume, journal
@@ -193,10 +130,10 @@ class SessionHandle:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON, a bad deadline
                 or timeout.
         """
-        document = _resume_document(value)
+        document = resume_document(value)
         kernel = self._kernel
-        deadline_ns = _deadline_ns(deadline, kernel.clock.monotonic_ns)
-        if timeout is not None and not _positive(timeout):
+        deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        if timeout is not None and not positive(timeout):
             raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a positive number")
         future = RunFuture(new_run_id(), self.id, kernel.request_cancel)
         resume = kernel.resume
@@ -439,38 +376,6 @@ class SessionHandle:
     async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
         return await _submit.aresult(self, self._kernel, run_id, timeout)
-
-
-def _positive(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
-
-
-def _deadline_ns(deadline: float | None, now_ns: Callable[[], int]) -> int | None:
-    """A deadline in seconds from now on the runtime's clock, in ns (``RUNTIME_INVALID_INPUT``)."""
-    if deadline is None:
-        return None
-    if (
-        isinstance(deadline, bool)
-        or not isinstance(deadline, int | float)
-        or not math.isfinite(deadline)
-        or deadline < 0
-    ):
-        raise PraxoError(
-            "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
-        )
-    return now_ns() + int(deadline * 1e9)
-
-
-def _resume_document(value: Any) -> str:
-    try:
-        return encode_json(value)
-    except JSONError as exc:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"a resume value must be JSON: {exc}") from None
 
 
 def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:

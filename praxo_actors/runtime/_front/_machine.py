@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +79,9 @@ class Machine:
         self.loop = loop
         self.loop_thread = loop_thread
         self.janitor: Timer | None = None
+        self.stopped = False
+        self._stop_lock = threading.Lock()
+        self._stop_done = threading.Event()
         self.root: pykka.ActorRef[Any] | None = None
         clock = LoopClock(loop, loop_thread_id, config.clock, config.timeout)
         self.loop_scheduler = LoopScheduler(loop, loop_thread_id)
@@ -120,6 +124,16 @@ class Machine:
             self.resumer.plan()
         return tree.root
 
+    def meter_provider(self) -> Any:
+        """The meter provider for the runtime's metrics: its own, else the global one, or None."""
+        provider = self.config.meter_provider
+        if provider is None and "opentelemetry.metrics" in sys.modules:
+            # Only when loaded: with no global provider set, OpenTelemetry is not even imported.
+            from praxo_actors.agent._tracing import global_meter_provider
+
+            provider = global_meter_provider()
+        return provider
+
     def _schedule_janitor(self) -> None:
         idle = self.config.idle_timeout
         assert idle is not None
@@ -133,8 +147,30 @@ class Machine:
 
     # -- stopping -------------------------------------------------------------------------------
 
+    def claim_stop(self) -> bool:
+        """Mark the runtime as stopping; return True for the first caller (who stops it)."""
+        with self._stop_lock:
+            first = not self.stopped
+            self.stopped = True
+        return first
+
+    def wait_stopped(self) -> None:
+        """Wait for the first caller's stop to end.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` after six times the runtime's ``timeout``.
+        """
+        if not self._stop_done.wait(self.config.timeout * 6):
+            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
+
     def shutdown(self, at_exit: Callable[[], None]) -> None:
         """Stop every part, in order, on a thread that is not the loop's."""
+        try:
+            self._shutdown(at_exit)
+        finally:
+            self._stop_done.set()
+
+    def _shutdown(self, at_exit: Callable[[], None]) -> None:
         atexit.unregister(at_exit)
         timeout = self.config.timeout
         if not self.loop.is_running():

@@ -1,22 +1,11 @@
-"""The runtime: a supervision tree of sessions, the memory store and the event bus.
+"""The runtime: a thin front over its :class:`~praxo_actors.runtime._front._machine.Machine`.
 
-::
-
-    root Supervisor (rest_for_one)
-    ├── events    EventBus actor           → EventRouter → subscriptions (bounded buffers)
-    ├── store     StoreActor | LoopStoreActor → InMemoryStore | SQLiteStore (checkpoints)
-    └── sessions  DynamicSupervisor
-                  └── SessionActor × N     (M:N actors on the event loop, in a Registry by id)
-
-``rest_for_one``: if the store actor dies, the sessions (which write checkpoints through it)
-restart after it; if the bus dies, everything after it restarts. Sessions are ``temporary``
-children: thousands of independent conversations must not share one restart budget. A crashed
-session is restored from its checkpoint by its next run instead, and the runs it held fail with
-``SESSION_CRASHED``.
-
-The runtime is a thin front over its :class:`~praxo_actors.runtime._front._machine.Machine`.
-Its event loop runs the sessions (by default), their ``async`` callbacks, the in-memory store's
-actor and the :class:`~praxo_actors.runtime._kernel._kernel.Kernel`, the one owner of routing.
+Its supervision tree (:mod:`~praxo_actors.runtime._kernel._tree`, ``rest_for_one``) holds the
+event bus, the memory store's actor and the sessions supervisor, whose ``temporary`` children
+are the sessions (a crashed session is restored from its checkpoint by its next run; the runs
+it held fail with ``SESSION_CRASHED``). Its event loop runs the sessions (by default), their
+``async`` callbacks, the in-memory store's actor and the
+:class:`~praxo_actors.runtime._kernel._kernel.Kernel`, the one owner of routing.
 ``Runtime.start`` owns a loop thread; ``Runtime.astart`` and ``Runtime.open`` use the caller's
 running loop and own no thread for it.
 """
@@ -27,7 +16,6 @@ import asyncio
 import atexit
 import contextlib
 import functools
-import sys
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -44,8 +32,10 @@ from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
 from praxo_actors.memory import Store
 from praxo_actors.runtime._front._agent_tool import track
+from praxo_actors.runtime._front._bus import Events
 from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions, config_from
-from praxo_actors.runtime._front._handle import Events, SessionHandle, check_text
+from praxo_actors.runtime._front._handle import SessionHandle
+from praxo_actors.runtime._front._inputs import check_text
 from praxo_actors.runtime._front._inspect import (
     SessionInfo,
     check_session_id,
@@ -82,9 +72,6 @@ class Runtime:
     _config: RuntimeConfig
     _kernel: Kernel
     _machine: Machine
-    _stop_done: threading.Event
-    _stop_lock: threading.Lock
-    _stopped: bool
 
     def __init__(self) -> None:
         msg = "use Runtime.start(...), await Runtime.astart(...) or async with Runtime.open(...)"
@@ -135,7 +122,8 @@ class Runtime:
         try:
             self._build()
         except BaseException:
-            self._shutdown()
+            self._machine.claim_stop()
+            self._machine.shutdown(self._at_exit)
             raise
         return self
 
@@ -162,8 +150,8 @@ class Runtime:
         try:
             await _in_thread(self._build)
         except BaseException:
-            self._stopped = True
-            await _in_thread(self._shutdown)
+            self._machine.claim_stop()
+            await _in_thread(lambda: self._machine.shutdown(self._at_exit))
             raise
         return self
 
@@ -206,9 +194,6 @@ class Runtime:
             raise
         self._machine = machine
         self._kernel = machine.kernel
-        self._stopped = False
-        self._stop_lock = threading.Lock()
-        self._stop_done = threading.Event()
         # A script that forgets stop() still stops the runtime on its way out (every runtime
         # thread is a daemon, so the interpreter reaches its atexit hooks).
         self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
@@ -226,18 +211,11 @@ class Runtime:
 
     def _observe(self) -> None:
         """Report the runtime's statistics as metrics, when a meter provider is set."""
-        provider = self._config.meter_provider
-        if provider is None:
-            if "opentelemetry.metrics" not in sys.modules:
-                return  # nobody has set a global provider: OpenTelemetry is not even loaded
-            from praxo_actors.agent._tracing import global_meter_provider
+        provider = self._machine.meter_provider()
+        if provider is not None:
+            from praxo_actors.runtime._front._metrics import observe_runtime
 
-            provider = global_meter_provider()
-            if provider is None:
-                return
-        from praxo_actors.runtime._front._metrics import observe_runtime
-
-        observe_runtime(self, provider)
+            observe_runtime(self, provider)
 
     @property
     def _host(self) -> SessionHost:
@@ -398,33 +376,27 @@ class Runtime:
                 ``await runtime.astop()``).
         """
         check_not_blocking("Runtime.stop()")
-        with self._stop_lock:
-            first = not self._stopped
-            self._stopped = True
-        if first:
-            self._shutdown()
-        elif not self._stop_done.wait(self._config.timeout * 6):
-            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
+        machine = self._machine
+        if machine.claim_stop():
+            machine.shutdown(self._at_exit)
+        else:
+            machine.wait_stopped()
 
     async def astop(self) -> None:
         """Stop the runtime without blocking the running event loop; see :meth:`stop`.
 
         A second call (or one made while :meth:`stop` runs) returns once the runtime has stopped.
         """
-        with self._stop_lock:
-            first = not self._stopped
-            self._stopped = True
-        if first:
-            await _in_thread(self._shutdown)
-        elif not await _in_thread(lambda: self._stop_done.wait(self._config.timeout * 6)):
-            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
+        machine = self._machine
+        if machine.claim_stop():
+            await _in_thread(lambda: machine.shutdown(self._at_exit))
+        else:
+            await _in_thread(machine.wait_stopped)
 
-    def _shutdown(self) -> None:
-        """Stop everything, in order (on a thread that is not the loop's)."""
-        try:
-            self._machine.shutdown(self._at_exit)
-        finally:
-            self._stop_done.set()
+    @property
+    def _stopped(self) -> bool:
+        """Whether :meth:`stop` (or :meth:`astop`) has begun."""
+        return self._machine.stopped
 
     def __enter__(self) -> Runtime:
         return self

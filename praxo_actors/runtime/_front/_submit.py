@@ -84,7 +84,7 @@ async def aresult(
 
 
 def _check(input: object) -> None:
-    from praxo_actors.runtime._front._handle import check_text
+    from praxo_actors.runtime._front._inputs import check_text
 
     if not isinstance(input, str):
         raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")

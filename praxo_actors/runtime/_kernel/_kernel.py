@@ -24,7 +24,6 @@ per write (:meth:`saved`), which settles the futures.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar, cast
 
@@ -45,10 +44,11 @@ from praxo_actors.runtime._kernel._lifecycle import Lifecycle
 from praxo_actors.runtime._kernel._resumption import Resumption
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import RunBook, fail
+from praxo_actors.runtime._kernel._settlement import Settlement
 from praxo_actors.runtime._kernel._statistics import Counters, RuntimeStatistics
 from praxo_actors.runtime._kernel._table import Ready, SessionTable
 from praxo_actors.runtime._kernel._versions import VERSIONS_KEPT, StoppedVersions
-from praxo_actors.runtime._protocol import CancelRun, Journaled, encode
+from praxo_actors.runtime._protocol import CancelRun, encode
 
 __all__ = ["Kernel", "Lookup"]
 
@@ -118,6 +118,7 @@ class Kernel:
         self.finder = ResumeFinder(self, lookup, timeout)
         self.admission = Admission(self, max_live_sessions, max_queue, on_busy)
         self.lifecycle = Lifecycle(self)
+        self.settlement = Settlement(self)
 
     # -- from any thread ----------------------------------------------------------------------
 
@@ -276,41 +277,19 @@ class Kernel:
 
     # -- settling -------------------------------------------------------------------------------
 
-    def _take(self, run_id: str, completed: bool) -> RunFuture | None:
-        future = self.runs.take(run_id, completed)
-        if future is None:
-            return None
-        entry = self.table.get(future.session_id)
-        if entry is not None and entry.runs.pop(run_id, None) is not None:
-            entry.last_active = self.clock.now()
-        if self.resumption.held:
-            self.resumption.release(run_id, completed)
-        return future
-
     def failed(self, run_id: str, error: BaseException) -> None:
         """Fail a run's future with ``error`` (at most once per run)."""
-        self.runs.results.pop(run_id, None)
-        self.runs.stored.discard(run_id)
-        future = self._take(run_id, completed=False)
-        if future is not None:
-            fail(future, error)
+        self.settlement.failed(run_id, error)
 
     def completed(self, run_id: str, result: RunResult) -> None:
-        """Hold a completed run's result until the store acknowledges its commit.
+        """Hold a completed run's result until the store acknowledges its commit."""
+        self.settlement.completed(run_id, result)
 
-        The session posts this before it tells the store the commit, so the store's reply
-        (posted to the loop after it) always finds the result.
-        """
-        runs = self.runs
-        if run_id not in runs.pending:
-            return
-        if runs.stored and run_id in runs.stored:  # the store's reply came first
-            runs.stored.discard(run_id)
-            future = self._take(run_id, completed=True)
-            if future is not None:
-                future.set(result)
-            return
-        runs.results[run_id] = result
+    def saved(
+        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+    ) -> None:
+        """Settle the runs a write of the store settled (see :class:`Settlement`)."""
+        self.settlement.saved(runs, journaled)
 
     def to_store(self, message: bytes, run_id: str | None = None) -> None:
         """Send a commit or journal write to the store actor (a dead one fails the run)."""
@@ -321,44 +300,6 @@ class Kernel:
         except pykka.ActorDeadError:
             if run_id is not None:
                 self.saved([(run_id, "STORE_FAILED")], [])
-
-    def saved(
-        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
-    ) -> None:
-        """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
-
-        A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
-        (another writer): the session reloads from the store, and its runs still pending fail
-        with that code too (they were built on the stale state).
-        """
-        for run_id, error in runs:
-            if run_id is None:
-                continue
-            result = self.runs.results.pop(run_id, None)
-            if error is None and result is None and run_id in self.runs.pending:
-                self.runs.stored.add(run_id)  # its result is on its way (see RunBook.stored)
-                continue
-            if error is not None or result is None:
-                future = self.runs.pending.get(run_id)
-                self.failed(
-                    run_id, PraxoError(error or "STORE_FAILED", "the run was not committed")
-                )
-                if future is not None and error is not None:
-                    self.lifecycle.reload(future.session_id, error)
-                continue
-            future = self._take(run_id, completed=True)
-            if future is not None:
-                future.set(result)
-        acks = self.runs.journal_acks
-        for session_id, run_id, entries in journaled:
-            if acks:
-                ack = acks.pop(run_id, None)
-                if ack is not None:
-                    ack(entries)
-            entry = self.table.get(session_id)
-            if entry is not None and entry.ref is not None:
-                with contextlib.suppress(pykka.ActorDeadError):
-                    entry.ref.tell(encode(Journaled(run_id, entries)))
 
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""

@@ -1,0 +1,110 @@
+"""Settling runs: each run's future is set exactly once, a completed run's by the store.
+
+Owned by the kernel, on the loop thread. A completed run's result is held here until the store
+actor's reply to its session's ``CommitRun`` (one post to the loop per write) says it is
+written; then its future is set. A commit refused with ``SESSION_CONFLICT`` reloads the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import pykka
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.models import RunResult
+from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._runs import fail
+from praxo_actors.runtime._protocol import Journaled, encode
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._kernel._kernel import Kernel
+
+__all__ = ["Settlement"]
+
+
+class Settlement:
+    """Settle runs for the kernel (see the module doc)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+
+    def take(self, run_id: str, completed: bool) -> RunFuture | None:
+        """Remove a pending run from its session and release the resumes it held."""
+        kernel = self.kernel
+        future = kernel.runs.take(run_id, completed)
+        if future is None:
+            return None
+        entry = kernel.table.get(future.session_id)
+        if entry is not None and entry.runs.pop(run_id, None) is not None:
+            entry.last_active = kernel.clock.now()
+        if kernel.resumption.held:
+            kernel.resumption.release(run_id, completed)
+        return future
+
+    def failed(self, run_id: str, error: BaseException) -> None:
+        """Fail a run's future with ``error`` (at most once per run)."""
+        kernel = self.kernel
+        kernel.runs.results.pop(run_id, None)
+        kernel.runs.stored.discard(run_id)
+        future = self.take(run_id, completed=False)
+        if future is not None:
+            fail(future, error)
+
+    def completed(self, run_id: str, result: RunResult) -> None:
+        """Hold a completed run's result until the store acknowledges its commit.
+
+        The session posts this before it tells the store the commit, so the store's reply
+        (posted to the loop after it) always finds the result.
+        """
+        kernel = self.kernel
+        runs = kernel.runs
+        if run_id not in runs.pending:
+            return
+        if runs.stored and run_id in runs.stored:  # the store's reply came first
+            runs.stored.discard(run_id)
+            future = self.take(run_id, completed=True)
+            if future is not None:
+                future.set(result)
+            return
+        runs.results[run_id] = result
+
+    def saved(
+        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+    ) -> None:
+        """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
+
+        A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
+        (another writer): the session reloads from the store, and its runs still pending fail
+        with that code too (they were built on the stale state).
+        """
+        kernel = self.kernel
+        for run_id, error in runs:
+            if run_id is None:
+                continue
+            result = kernel.runs.results.pop(run_id, None)
+            if error is None and result is None and run_id in kernel.runs.pending:
+                kernel.runs.stored.add(run_id)  # its result is on its way (see RunBook.stored)
+                continue
+            if error is not None or result is None:
+                future = kernel.runs.pending.get(run_id)
+                self.failed(
+                    run_id, PraxoError(error or "STORE_FAILED", "the run was not committed")
+                )
+                if future is not None and error is not None:
+                    kernel.lifecycle.reload(future.session_id, error)
+                continue
+            future = self.take(run_id, completed=True)
+            if future is not None:
+                future.set(result)
+        acks = kernel.runs.journal_acks
+        for session_id, run_id, entries in journaled:
+            if acks:
+                ack = acks.pop(run_id, None)
+                if ack is not None:
+                    ack(entries)
+            entry = kernel.table.get(session_id)
+            if entry is not None and entry.ref is not None:
+                with contextlib.suppress(pykka.ActorDeadError):
+                    entry.ref.tell(encode(Journaled(run_id, entries)))

@@ -1,0 +1,206 @@
+"""The run path: the messages and loop hand-offs of a warm run, the store's group commit, and
+a store actor restarted under the root supervisor."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pykka
+import pytest
+from _runtime_helpers import TIMEOUT, wait_until
+
+from praxo_actors.agent import AgentOptions, new_agent_options
+from praxo_actors.memory import InMemoryStore
+from praxo_actors.memory._log import Commit
+from praxo_actors.models import Request, Response, message_assistant
+from praxo_actors.runtime import Runtime
+from praxo_actors.runtime._protocol import CommitRun, decode, encode
+from praxo_actors.runtime._store._store_actor import StoreActor
+
+Start = Callable[..., Runtime]
+
+RUNTIME = Path(__file__).resolve().parents[2] / "praxo_actors" / "runtime"
+
+
+async def _answer(request: Request) -> Response:
+    return Response(message_assistant(f"{request.messages[-1].content}!"))
+
+
+def _async_agent() -> AgentOptions:
+    return new_agent_options(_answer)
+
+
+class _Traffic:
+    """Every tell and ask that reaches an actor, and every hand-off onto the runtime's loop."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.messages: list[str] = []
+        self.handoffs = 0
+
+
+@pytest.fixture
+def traffic(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Traffic]:
+    """Count actor messages (by their protocol tag) while ``traffic.on`` is set."""
+    seen = _Traffic()
+    tell, ask = pykka.ActorRef.tell, pykka.ActorRef.ask
+
+    def name(message: Any) -> str:
+        return type(decode(message)).__name__ if isinstance(message, bytes) else repr(message)
+
+    def counted_tell(self: pykka.ActorRef[Any], message: Any) -> None:
+        if seen.on:
+            seen.messages.append(name(message))
+        tell(self, message)
+
+    def counted_ask(self: pykka.ActorRef[Any], message: Any, **kwargs: Any) -> Any:
+        if seen.on:
+            seen.messages.append(name(message))
+        return ask(self, message, **kwargs)
+
+    monkeypatch.setattr(pykka.ActorRef, "tell", counted_tell)
+    monkeypatch.setattr(pykka.ActorRef, "ask", counted_ask)
+    yield seen
+
+
+def _count_handoffs(rt: Runtime, seen: _Traffic, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = rt._host.loop
+    threadsafe = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kwargs: Any) -> Any:
+        if seen.on:
+            seen.handoffs += 1
+        return threadsafe(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+
+
+@pytest.mark.parametrize(("store", "handoffs"), [("memory", 1), ("sqlite", 2)])
+def test_a_warm_run_is_three_actor_messages(
+    runtime: Start,
+    traffic: _Traffic,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    store: str,
+    handoffs: int,
+) -> None:
+    """A warm run from a thread: StartRun, EffectDone, CommitRun; the store's reply settles it."""
+    rt = runtime(
+        agents={"default": _async_agent},
+        store=None if store == "memory" else tmp_path / "runs.db",
+    )
+    handle = rt.session("s")
+    assert handle.run("cold").get(timeout=TIMEOUT).output == "cold!"  # activates the session
+    _count_handoffs(rt, traffic, monkeypatch)
+    traffic.on = True
+    assert handle.run("warm").get(timeout=TIMEOUT).output == "warm!"
+    traffic.on = False
+    assert traffic.messages == ["StartRun", "EffectDone", "CommitRun"]
+    # The submit onto the loop; with SQLite also the store thread's reply.
+    assert traffic.handoffs == handoffs
+
+
+def test_a_run_from_a_coroutine_on_the_loop_crosses_no_thread(
+    runtime: Start, traffic: _Traffic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the runtime's own loop a warm run is the same three messages and no hand-off."""
+    rt = runtime(agents={"default": _async_agent})
+    handle = rt.session("s")
+    handle.run("cold").get(timeout=TIMEOUT)
+    _count_handoffs(rt, traffic, monkeypatch)
+
+    async def warm() -> str:
+        traffic.on = True
+        result = await handle.arun("warm")
+        traffic.on = False
+        return result.output
+
+    assert rt._call(lambda: None, timeout=TIMEOUT) is None  # the loop is idle
+    done: list[str] = []
+    finished = threading.Event()
+
+    def start() -> None:
+        task = rt._host.loop.create_task(warm())
+        task.add_done_callback(lambda t: (done.append(t.result()), finished.set()))
+
+    rt._host.loop.call_soon_threadsafe(start)
+    assert finished.wait(TIMEOUT)
+    assert done == ["warm!"]
+    assert traffic.messages == ["StartRun", "EffectDone", "CommitRun"]
+    assert traffic.handoffs == 0
+
+
+class _Saved:
+    """The ``on_saved`` of a store actor: each write's run ids; the first write waits."""
+
+    def __init__(self) -> None:
+        self.writes: list[list[str | None]] = []
+        self.first = threading.Event()
+        self.release = threading.Event()
+        self.both = threading.Event()
+
+    def __call__(self, runs: list[tuple[str | None, str | None]], _journaled: Any) -> None:
+        self.writes.append([run_id for run_id, _ in runs])
+        if len(self.writes) == 1:
+            self.first.set()
+            self.release.wait(TIMEOUT)  # the actor is busy: the burst gathers in its inbox
+        else:
+            self.both.set()
+
+
+def test_a_burst_of_commits_is_one_store_write() -> None:
+    """Commits that arrive while the store writes are written together, in one flush."""
+    saved = _Saved()
+    ref = StoreActor.start(InMemoryStore(), saved)
+    try:
+        ref.tell(encode(CommitRun(Commit("s0", run_id="r0"))))
+        assert saved.first.wait(TIMEOUT)
+        burst = [f"r{i}" for i in range(1, 21)]
+        for i, run_id in enumerate(burst, 1):
+            ref.tell(encode(CommitRun(Commit(f"s{i}", run_id=run_id))))
+        saved.release.set()
+        assert saved.both.wait(TIMEOUT)
+        assert saved.writes == [["r0"], burst]
+        assert ref.proxy().flushes.get(timeout=TIMEOUT) == 2
+    finally:
+        ref.stop(timeout=TIMEOUT)
+
+
+def test_a_restarted_store_actor_is_found_again_and_no_run_is_lost(runtime: Start) -> None:
+    """A store actor killed under the root supervisor restarts; the kernel takes its new ref,
+    every acknowledged run is still there, and new runs commit to the new actor."""
+    rt = runtime(agents={"default": _async_agent})
+    done = {f"s{i}": rt.session(f"s{i}").run(f"m{i}").get(timeout=TIMEOUT) for i in range(5)}
+    old = rt._store_ref
+    assert old is not None
+    old.tell(b"not a message")  # the store actor fails on a tell: it crashes
+    wait_until(lambda: (new := rt._store_ref) is not None and new is not old and new.is_alive())
+    wait_until(lambda: (sessions := rt._sessions_ref) is not None and sessions.is_alive())
+    for session_id, result in done.items():
+        handle = rt.session(session_id)
+        assert handle.result(result.run_id, timeout=TIMEOUT).output == result.output
+        again = handle.run("again").get(timeout=TIMEOUT)
+        assert [m.content for m in again.session.messages] == [
+            result.session.messages[0].content,
+            result.output,
+            "again",
+            "again!",
+        ]
+    stats = rt.statistics()
+    assert stats.runs_failed == 0 and stats.runs_pending == 0
+
+
+def test_no_ref_in_the_runtime_is_bound_late() -> None:
+    """No field of the runtime is a ``None`` set aside for someone else to fill in later."""
+    late = re.compile(r"=\s*None\s*#\s*type:\s*ignore")
+    found = [
+        f"{path.relative_to(RUNTIME)}:{n}"
+        for path in sorted(RUNTIME.rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if late.search(line) and "fcntl" not in line  # an optional import, not a field
+    ]
+    assert found == []
