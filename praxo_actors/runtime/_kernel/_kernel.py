@@ -173,6 +173,8 @@ class Kernel:
         def relay(done: Any) -> None:
             try:
                 reply.set(done.get(timeout=0))
+            except pykka.ActorDeadError:  # it stopped before it read the message
+                fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
             except Exception:
                 reply.set_exception()
 
