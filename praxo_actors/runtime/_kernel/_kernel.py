@@ -143,8 +143,6 @@ class Kernel:
 
     def request_cancel(self, run_id: str) -> bool:
         """``RunFuture.cancel`` (any thread): cancel on the loop; False once it has stopped."""
-        if self.stopping:
-            return False
         try:
             return self.call(self.cancel, run_id, timeout=self.timeout)
         except PraxoError:

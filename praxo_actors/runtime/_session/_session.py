@@ -476,8 +476,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             return
         self.session = result.session  # commit: the run completed and its record is written
         self._disarm(result.run_id)
-        # The result to the kernel first, then the commit to the store: the store's reply,
-        # posted to the loop after this post, settles the run's future with it.
+        # The result to the kernel, the commit straight to the store: the store's reply to
+        # the loop settles the run's future with it (whichever of the two arrives first).
         host.post(host.router.completed, result.run_id, result)
         self._to_store(encode(CommitRun(commit)), result.run_id)
         self._start_next()
