@@ -26,7 +26,7 @@ from praxo_actors.models import Event, RunResult
 from praxo_actors.runtime._protocol import Publish, encode
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._events._events import Subscription
+    from praxo_actors.runtime._events._subscription import Subscription
     from praxo_actors.runtime._front._runtime import Runtime
     from praxo_actors.runtime._kernel._run_future import RunFuture
 
