@@ -126,9 +126,10 @@ class Subscription:
         """End delivery and return the final counts (delivered, dropped); the table's owner
         calls it as it removes the subscription (a dead one has ended itself already)."""
         with self._lock:
-            self._active = False
-            self._buffer.clear()
-            self._idle.set()
+            if self._active:  # a dead one is idle once its own removal is done
+                self._active = False
+                self._buffer.clear()
+                self._idle.set()
             return self.delivered, self.dropped
 
     def _offer(self, payload: bytes, pool: DeliveryPool) -> None:
@@ -226,9 +227,11 @@ class Subscription:
                 self._active = False
                 self._buffer.clear()
                 self._draining = False
-                self._idle.set()
-            if self._bus.remove(self):
-                self._closed()
+            try:
+                if self._bus.remove(self):
+                    self._closed()
+            finally:
+                self._idle.set()  # removed, its hook run: nothing of it is left to wait for
             return False
         return True
 
