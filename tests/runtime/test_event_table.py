@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import itertools
 import threading
 from collections.abc import Callable, Iterator
@@ -14,7 +16,7 @@ from _runtime_helpers import TIMEOUT
 
 from praxo_actors import PraxoError
 from praxo_actors.models import Event
-from praxo_actors.runtime import Subscription, SubscriptionStatistics
+from praxo_actors.runtime import EventStream, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._events._bus import EventBus
 from praxo_actors.runtime._events._router import EventRouter
 from praxo_actors.runtime._events._table import SubscriptionTable
@@ -331,3 +333,77 @@ def test_a_change_the_owner_does_not_answer_in_time_fails_with_a_code() -> None:
         router.close(timeout=TIMEOUT)
     assert not sub.active and table.snapshot.subscriptions == ()
     assert_no_new_threads(before, TIMEOUT)
+
+
+def _dropped_stream(router: EventRouter) -> Subscription:
+    """Make a stream, drop it without ``aclose()`` in a cycle (so only the collector frees
+    it), and return its subscription."""
+
+    async def make() -> EventStream:
+        return EventStream(router, "*", None, 10)
+
+    loop = asyncio.new_event_loop()
+    try:
+        stream = loop.run_until_complete(make())
+    finally:
+        loop.close()
+    sub = stream._sub
+    assert sub is not None and sub.active
+    stream.cycle = stream  # type: ignore[attr-defined]
+    del stream
+    return sub
+
+
+def _in_order(router: EventRouter) -> None:
+    """Wait until every change posted before has been applied (the owner keeps their order)."""
+    router.subscribe(lambda _e: None, "*").unsubscribe()
+
+
+def test_a_dropped_stream_collected_in_a_subscriber_call_is_unsubscribed(bus: Bus) -> None:
+    """A stream dropped without ``aclose()`` and collected on a delivery thread, inside a
+    subscriber's call, is unsubscribed without that thread waiting on anything."""
+    router, ref = bus
+    victim = _dropped_stream(router)
+    collected = threading.Event()
+
+    def collector(_event: Event) -> None:
+        gc.collect()
+        collected.set()
+
+    router.subscribe(collector, "*")
+    _publish(ref, _event(1))
+    assert collected.wait(TIMEOUT)
+    _in_order(router)
+    assert not victim.active and victim not in router.subscriptions
+
+
+def test_an_unsubscribe_on_the_owners_thread_is_queued_not_waited_for(bus: Bus) -> None:
+    """An ``unsubscribe()`` that the collector runs on the table owner's own thread (the only
+    code but the owner's that can run there) is applied after the change under way; the
+    owner never waits for itself."""
+    router, _ = bus
+    victim = router.subscribe(lambda _e: None, "*")
+    answers: list[bool] = []
+
+    def on_owner(phase: str, _info: dict[str, Any]) -> None:
+        if (
+            phase == "start"
+            and not answers
+            and threading.current_thread().name == ("praxo-events-table")
+        ):
+            answers.append(router.remove(victim))
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(on_owner)
+    gc.set_threshold(1)  # a collection at almost every allocation, the owner's included
+    try:
+        for _ in range(1000):
+            if answers:
+                break
+            _in_order(router)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(on_owner)
+    assert answers == [False]  # queued: its caller is not told (it cannot wait for it)
+    _in_order(router)
+    assert not victim.active and router.subscriptions == ()

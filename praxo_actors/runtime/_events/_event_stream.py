@@ -58,7 +58,8 @@ class EventStream:
             self._queue.put_nowait(None)  # the runtime has stopped: over before it began
             return
         self._sub = sub
-        self._finalizer = weakref.finalize(self, sub.unsubscribe)
+        # The collector may run the finalizer on any thread, holding any lock: it only posts.
+        self._finalizer = weakref.finalize(self, sub._unsubscribe_soon)
         sub.on_close = closed
         if router.closed:  # closed before the hook was set, so the hook never ran
             self._queue.put_nowait(None)
@@ -86,7 +87,8 @@ class EventStream:
         sub, self._sub = self._sub, None
         if sub is not None:
             sub.on_close = None
-            self._finalizer()  # unsubscribes, once
+            self._finalizer.detach()
+            sub.unsubscribe()
 
     async def __aenter__(self) -> EventStream:
         return self

@@ -90,6 +90,10 @@ class EventRouter:
         """End and remove ``sub``; return whether this call removed it."""
         return self._table.remove(sub)
 
+    def remove_soon(self, sub: Subscription) -> None:
+        """Ask for ``sub``'s removal without waiting for it."""
+        self._table.remove_soon(sub)
+
     def statistics(self) -> EventStatistics:
         """Return the subscription count and event counters, from one snapshot."""
         table = self._table.snapshot

@@ -35,6 +35,8 @@ _ids = itertools.count(1)
 class _Bus(Protocol):
     def remove(self, sub: Subscription) -> bool: ...
 
+    def remove_soon(self, sub: Subscription) -> None: ...
+
 
 class SubscriptionStatistics(msgspec.Struct, frozen=True):
     """Counters of one subscription."""
@@ -89,6 +91,11 @@ class Subscription:
         """
         if self._bus.remove(self):
             self._closed()
+
+    def _unsubscribe_soon(self) -> None:
+        """Ask for the subscription's removal without waiting (a finalizer's way: the collector
+        may run it on any thread, the table owner's included); its hook does not run."""
+        self._bus.remove_soon(self)
 
     def _closed(self) -> None:
         """Run the ``on_close`` hook, once (the caller removed the subscription, or closed)."""

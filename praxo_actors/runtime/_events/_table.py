@@ -17,7 +17,9 @@ Who owns what:
   fall.
 
 The owner runs no user code (``on_close`` hooks run on the caller's thread), so a wait on it is
-short; it is bounded all the same.
+short; it is bounded all the same. The one change that can come from the owner's own thread —
+a finalizer the garbage collector runs there — is queued behind the change under way instead
+of waited for.
 """
 
 from __future__ import annotations
@@ -106,6 +108,10 @@ class SubscriptionTable:
         assert isinstance(answer, bool)
         return answer
 
+    def remove_soon(self, sub: Subscription) -> None:
+        """Post ``sub``'s removal and return at once (it is applied in order, as any change)."""
+        self._inbox.put(_Request(_Remove(sub)))
+
     def close(self) -> tuple[Subscription, ...]:
         """Close the table and end the owner; return the subscriptions it ended (once)."""
         answer = self._post(_Close())
@@ -117,9 +123,20 @@ class SubscriptionTable:
         """Hand ``change`` to the owner and wait for its answer (bounded).
 
         Raises:
-            PraxoError: ``RUNTIME_TIMEOUT`` if the owner does not answer in time.
+            PraxoError: ``RUNTIME_TIMEOUT`` if the owner does not answer in time;
+                ``RUNTIME_BLOCKING_CALL`` for an add or close on the owner's own thread.
         """
         request = _Request(change)
+        if threading.current_thread() is self._thread:
+            # The owner runs no other code, so this is a finalizer the collector ran here (a
+            # stream dropped without aclose() unsubscribes). It cannot wait for itself: the
+            # removal is applied after the change under way, and its caller told False.
+            if not isinstance(change, _Remove):
+                raise PraxoError(
+                    "RUNTIME_BLOCKING_CALL", "the event table's own thread cannot wait on it"
+                )
+            self._inbox.put(request)
+            return False
         self._inbox.put(request)
         # The owner has gone (closed): it may never read this request, so answer it as the
         # closed table would. An answer the owner gave first is set before ``_ended`` is.
