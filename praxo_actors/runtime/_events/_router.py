@@ -64,7 +64,7 @@ class EventRouter:
             self.routed += 1
             payload = None
             for sub in subscriptions:
-                if sub.filter(event):
+                if sub._filter(event):
                     if payload is None:
                         payload = _event_encoder.encode(event)
                     sub._offer(payload, pool)

@@ -63,7 +63,7 @@ class Subscription:
         self.id = next(_ids)
         self.pattern = pattern
         self.session_id = session_id
-        self.filter = EventFilter(pattern, session_id)
+        self._filter = EventFilter(pattern, session_id)
         self._bus = bus
         self._target = target
         self._is_actor = isinstance(target, pykka.ActorRef)
@@ -81,7 +81,7 @@ class Subscription:
 
     def matches(self, event: Event) -> bool:
         """Return whether ``event`` passes this subscription's pattern and session filter."""
-        return self.filter(event)
+        return self._filter(event)
 
     def unsubscribe(self) -> None:
         """Stop delivery; events still buffered are discarded. Idempotent.

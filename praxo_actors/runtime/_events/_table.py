@@ -72,6 +72,7 @@ _Answer = bool | tuple["Subscription", ...]
 class _Request:
     change: _Change
     answer: _Answer = False
+    error: Exception | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -147,13 +148,18 @@ class SubscriptionTable:
                 "RUNTIME_TIMEOUT",
                 f"the event bus's subscription table did not answer within {self._timeout} s",
             )
+        if request.error is not None:
+            raise request.error
         return request.answer
 
     def _serve(self) -> None:
         """Apply the posted changes in order until the table closes (the owner's thread)."""
         while not self.snapshot.closed:
             request = self._inbox.get()
-            request.answer = self._apply(request.change)
+            try:
+                request.answer = self._apply(request.change)
+            except Exception as exc:  # a fault of the bus's own: its poster raises it
+                request.error = exc
             request.done.set()
         self._ended = True
         while True:  # requests posted while it closed: refused, as ``_post`` would
