@@ -12,11 +12,11 @@ from typing import Any
 import pykka
 import pytest
 from _helpers import assert_no_new_threads
-from _runtime_helpers import TIMEOUT
+from _runtime_helpers import TIMEOUT, echo_agent
 
 from praxo_actors import PraxoError
 from praxo_actors.models import Event
-from praxo_actors.runtime import EventStream, Subscription, SubscriptionStatistics
+from praxo_actors.runtime import EventStream, Runtime, Subscription, SubscriptionStatistics
 from praxo_actors.runtime._events._bus import EventBus
 from praxo_actors.runtime._events._router import EventRouter
 from praxo_actors.runtime._events._table import SubscriptionTable
@@ -63,17 +63,23 @@ class _Recorder:
         self.got: list[Event] = []
         self.closes = 0
         self._fail_at = fail_at
+        self.armed = fail_at is not None  # it fails only once armed
         self._cond = threading.Condition()
 
     def __call__(self, event: Event) -> None:
         with self._cond:
             self.got.append(event)
             self._cond.notify_all()
-        if self._fail_at is not None and len(self.got) >= self._fail_at:
+        if self.armed and self._fail_at is not None and len(self.got) >= self._fail_at:
             raise RuntimeError("subscriber broke")
 
     def closed(self) -> None:
         self.closes += 1
+
+    def wait_count(self, n: int) -> bool:
+        """Wait until ``n`` events have arrived."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self.got) >= n, TIMEOUT)
 
     def wait_past(self, mark: int, stop: threading.Event) -> bool:
         """Wait until an event ticketed after ``mark`` arrives (False: ``stop`` came first)."""
@@ -124,8 +130,10 @@ def test_subscribe_and_unsubscribe_race_publication(bus: Bus) -> None:
     def dier() -> None:
         for _ in range(10):
             recorder = _Recorder(fail_at=3)
+            recorder.armed = False  # the hook is set after subscribe returns: fail after it
             sub = router.subscribe(recorder, "*")
             sub.on_close = recorder.closed
+            recorder.armed = True
             dying.append((recorder, sub))
 
     def reader() -> None:
@@ -168,7 +176,8 @@ def test_subscribe_and_unsubscribe_race_publication(bus: Bus) -> None:
         assert max(e.seq for e in recorder.got) < after  # nothing told after unsubscribe
         assert not sub.active and sub not in router.subscriptions
     for recorder, sub in dying:
-        assert len(recorder.got) == 3 and recorder.closes == 1  # removed once, at the 3rd
+        # Removed once, at its first call armed from the 3rd on: nothing reached it after.
+        assert len(recorder.got) >= 3 and recorder.closes == 1
         assert not sub.active and sub not in router.subscriptions
     assert router.subscription_count == len(kept) == 6
 
@@ -407,3 +416,39 @@ def test_an_unsubscribe_on_the_owners_thread_is_queued_not_waited_for(bus: Bus) 
     assert answers == [False]  # queued: its caller is not told (it cannot wait for it)
     _in_order(router)
     assert not victim.active and router.subscriptions == ()
+
+
+def test_runs_sent_after_subscribe_returns_are_seen_from_many_threads(
+    runtime: Callable[..., Runtime],
+) -> None:
+    """On a runtime with no subscriber yet (so its sessions build no events), eight threads
+    each subscribe and then run their own session: each sees its run's events from the first,
+    and once each has unsubscribed the runtime's counts agree with the subscriptions'."""
+    rt = runtime(agents={"default": echo_agent})
+    seen: dict[int, _Recorder] = {}
+    subs: dict[int, Subscription] = {}
+    start = threading.Barrier(8)
+    errors: list[str] = []
+
+    def client(i: int) -> None:
+        recorder = seen[i] = _Recorder()
+        start.wait(TIMEOUT)
+        sub = subs[i] = rt.events.subscribe(recorder, "run.*", session_id=f"s{i}")
+        result = rt.session(f"s{i}").run(f"hello {i}").get(timeout=TIMEOUT)
+        # The run settles once committed; its events reach the bus on their own way.
+        if not recorder.wait_count(2) or result.output != f"hello {i}":
+            errors.append(f"client {i} did not see its run")
+        sub.unsubscribe()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT * 2)
+    assert errors == [] and not any(t.is_alive() for t in threads)
+    for i, recorder in seen.items():
+        assert [e.type for e in recorder.got] == ["run.started", "run.completed"]
+        assert {e.session_id for e in recorder.got} == {f"s{i}"}
+    stats = rt.statistics()
+    assert stats.subscriptions == 0
+    assert stats.events_delivered == sum(s.statistics().delivered for s in subs.values()) == 16
