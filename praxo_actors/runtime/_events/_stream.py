@@ -26,7 +26,7 @@ from praxo_actors.models import Event, RunResult
 from praxo_actors.runtime._protocol import Publish, encode
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._events._events import Subscription
+    from praxo_actors.runtime._events._subscription import Subscription
     from praxo_actors.runtime._front._runtime import Runtime
     from praxo_actors.runtime._kernel._run_future import RunFuture
 
@@ -78,7 +78,8 @@ class RunStream:
         # all the same, the run's settling still ends the stream.
         handoff = max(buffer, HANDOFF)
         self._sub: Subscription = runtime._router.bus.subscribe(forward, "*", session_id, handoff)
-        self._finalizer = weakref.finalize(self, self._sub.unsubscribe)
+        # The collector may run the finalizer on any thread, holding any lock: it only posts.
+        self._finalizer = weakref.finalize(self, self._sub._unsubscribe_soon)
 
         def closed() -> None:  # the runtime stopped: nothing more will come
             stream = this()
@@ -136,7 +137,8 @@ class RunStream:
         self._ended = True
         self._queue.put_nowait(None)
         self._sub.on_close = None
-        self._finalizer()  # unsubscribes, once
+        self._finalizer.detach()
+        self._sub.unsubscribe()
 
     def __aiter__(self) -> RunStream:
         return self
