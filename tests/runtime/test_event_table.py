@@ -452,3 +452,50 @@ def test_runs_sent_after_subscribe_returns_are_seen_from_many_threads(
     stats = rt.statistics()
     assert stats.subscriptions == 0
     assert stats.events_delivered == sum(s.statistics().delivered for s in subs.values()) == 16
+
+
+def test_runtime_statistics_event_counts_never_fall_while_subscriptions_end() -> None:
+    """``Runtime.statistics()`` reads the bus's counters from one snapshot: while runs publish
+    and subscriptions end on other threads, ``events_delivered`` never falls."""
+    errors: list[str] = []
+    stop = threading.Event()
+    with Runtime.start(idle_timeout=None) as runtime:
+        runtime.register_agent("default", echo_agent)
+        handle = runtime.session("s")
+
+        waiting: list[threading.Semaphore] = []
+
+        def churn() -> None:
+            while not stop.is_set():
+                seen = threading.Semaphore(0)
+                waiting.append(seen)  # released at the end, so no churn waits past the runs
+                sub = runtime.events.subscribe(lambda _event, s=seen: s.release(), "*")
+                for _ in range(20):  # counts worth losing when it ends
+                    if stop.is_set() or not seen.acquire(timeout=TIMEOUT):
+                        break
+                sub.unsubscribe()
+
+        def reader() -> None:
+            last = runtime.statistics()
+            while not stop.is_set():
+                now = runtime.statistics()
+                if now.events_delivered < last.events_delivered:
+                    errors.append(f"{last.events_delivered} -> {now.events_delivered}")
+                last = now
+
+        threads = [threading.Thread(target=churn) for _ in range(3)]
+        threads.append(threading.Thread(target=reader))
+        for thread in threads:
+            thread.start()
+        try:
+            for i in range(400):
+                handle.run(f"m{i}").get(timeout=TIMEOUT)
+        finally:
+            stop.set()
+            for seen in list(waiting):
+                seen.release(100)
+            for thread in threads:
+                thread.join(TIMEOUT)
+        assert not any(t.is_alive() for t in threads)
+        assert runtime.statistics().events_delivered > 0
+    assert errors == []

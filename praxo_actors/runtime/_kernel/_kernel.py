@@ -387,7 +387,7 @@ class Kernel:
 
     def statistics(self) -> RuntimeStatistics:
         """Return a snapshot of the counters (the session and run counts agree)."""
-        subs = [s.statistics() for s in self.bus.subscriptions]
+        events = self.bus.statistics()  # one snapshot: its counts never fall between reads
         c = self.counters
         return RuntimeStatistics(
             live_sessions=len(self.table),
@@ -399,9 +399,9 @@ class Kernel:
             passivations=c.passivations,
             crashes=c.crashes,
             events_emitted=c.events,
-            events_delivered=self.bus.delivered_total + sum(s.delivered for s in subs),
-            events_dropped=self.bus.dropped_total + sum(s.dropped for s in subs),
-            subscriptions=len(subs),
+            events_delivered=events.delivered,
+            events_dropped=events.dropped,
+            subscriptions=events.subscriptions,
             runs_refused=c.runs_refused,
             stopped_versions=len(self.versions),
         )
