@@ -16,29 +16,20 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent import (
-    AgentRun,
-    BeginStep,
-    CallModel,
-    CallRepairer,
-    CallSummarizer,
-    CallTool,
-    Emit,
-    start_run,
-)
-from praxo_actors.agent._context import _MODEL, _TOOL
+from praxo_actors.agent import start_run
+from praxo_actors.agent._effects import CallTool
+from praxo_actors.agent._interpret import Call, Publish, Reply, decide
+from praxo_actors.agent._interpret import outcome as journaled_outcome
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.agent._report import RunInterrupted
-from praxo_actors.agent._run import resume_run
-from praxo_actors.memory._log import Commit, StoredSession
-from praxo_actors.models import RunResult, Session
+from praxo_actors.memory._log import Commit, PendingRun, StoredSession
+from praxo_actors.models import Event, RunResult, Session
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -55,11 +46,13 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
-from praxo_actors.runtime._session._durable import INTERRUPTED, LIVE, DurableRun, retried
+from praxo_actors.runtime._session._calls import start_call
+from praxo_actors.runtime._session._deadlines import Deadlines
+from praxo_actors.runtime._session._durable import DurableRun, resume_pending
 from praxo_actors.runtime._session._outcome import unpack
+from praxo_actors.runtime._session._publish import publish, publish_delta
 from praxo_actors.runtime._session._restore import LogPosition, result_document, revive, run_commit
-from praxo_actors.runtime._session._session_calls import CallbackSteps, Run, tell_deadline
-from praxo_actors.runtime._session._session_durable import DurableSteps
+from praxo_actors.runtime._session._run import Run, interrupted_run
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
@@ -75,7 +68,7 @@ class SessionCrashedError(PraxoError):
     """
 
 
-class SessionActor(DurableSteps, CallbackSteps, MNActor):
+class SessionActor(MNActor):
     """Host one session: serialise its runs, perform their effects, checkpoint, restore."""
 
     # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
@@ -94,7 +87,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self.queue: list[StartRun] | None = None
         self.current: Run | None = None
         self._next_token = 0
-        self._timers: dict[str, Any] | None = None  # run id -> deadline timer
+        self._deadlines: Deadlines | None = None  # None while no run has a deadline
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
         self._resumed: set[str] | None = None  # durable runs resumed from the journal
         self._last_agent: str | None = None  # the agent of the last run started
@@ -123,9 +116,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self.current.run.close()
             self.current = None
         self.queue = None
-        for timer in (self._timers or {}).values():
-            timer.cancel()
-        self._timers = None
+        if self._deadlines is not None:
+            self._deadlines.cancel()
+            self._deadlines = None
 
     # -- messages --------------------------------------------------------------------------
 
@@ -154,15 +147,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
-                    ok, value = unpack(outcome, error)
-                    effect = current.run.effect
-                    if current.durable is not None and not ok:
-                        ok, value = retried(effect, value)
-                    if current.durable is not None and ok and effect is not None:
-                        write = current.durable.completed(effect, value)
-                        self._journal(current, write, ("advance", ok, value))
-                    else:
-                        self._advance(current, ok, value)
+                    self._done(current, *unpack(outcome, error))
             case Journaled(run_id=run_id, entries=entries):
                 self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
@@ -238,12 +223,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 return
 
     def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
-        delay = max(0.0, (deadline_ns - self.host.clock.monotonic_ns()) / 1e9)
-        if self._timers is None:
-            self._timers = {}
-        self._timers[run_id] = self.host.call_later(
-            delay, tell_deadline, self.host, self.actor_ref, run_id
-        )
+        if self._deadlines is None:
+            self._deadlines = Deadlines(self.host, self.actor_ref)
+        self._deadlines.arm(run_id, deadline_ns)
 
     def _deadline(self, run_id: str) -> None:
         current = self.current
@@ -286,13 +268,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             host.post(host.router.to_store, encode(CommitRun(commit)))
 
     def _disarm(self, run_id: str) -> None:
-        timers = self._timers
-        if timers is not None:
-            timer = timers.pop(run_id, None)
-            if timer is not None:
-                timer.cancel()
-            if not timers:
-                self._timers = None
+        if self._deadlines is not None and self._deadlines.disarm(run_id):
+            self._deadlines = None
 
     # -- running ---------------------------------------------------------------------------
 
@@ -313,11 +290,11 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 if start.resume is None:
                     run = start_run(options, self.session, start.input, run_id=start.run_id)
                 else:
-                    run = self._resume_interrupted(options, start)
+                    run = interrupted_run(options, self.session, start)
             except Exception as exc:
                 self._failed(start.run_id, exc, _kept_as_is(start))
                 continue
-            current = Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
+            current = Run(run, start.agent, start.deadline_ns, host.clock)
             self._last_agent = start.agent
             if host.router.agents.is_durable(start.agent):
                 current.durable = DurableRun(
@@ -336,61 +313,37 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
-        """Feed an outcome into the machine and perform effects until one must be waited for."""
+        """Feed an outcome into the machine and answer effects until a call must be waited for."""
         run = current.run
         durable = current.durable
         try:
             effect = run.effect if first else (run.send(value) if ok else run.throw(value))
             while effect is not None:
-                match effect:
-                    case Emit(event=event):
-                        shown = event if durable is None else durable.emitted(event)
-                        if shown is not None:
-                            current.add_event(shown)
-                        effect = run.send(None)
-                    case BeginStep():
-                        effect = run.send(self._stop_code(current))
-                    case _ if durable is not None and durable.replaying:
-                        reply = durable.next_reply(effect)
-                        if reply is LIVE:
-                            self._resumed_event(current, durable)
-                        elif reply is INTERRUPTED:
-                            self._resumed_event(current, durable)
-                            reply = durable.interrupted()
-                            self._journal(
-                                current, durable.completed(effect, reply), ("advance", True, reply)
-                            )
-                            return
-                        else:
-                            effect = run.send(reply)
-                    case CallModel(model=fn, request=request, context=context):
-                        if context is not None and context._event is not None:
-                            context = context.publishing(self._publish_delta)
-                        if durable is not None:
-                            durable.first_live = False
-                        self._dispatch(current, fn, request, var=(_MODEL, context))
-                        return
-                    case CallTool(tool=tool, arguments=arguments, context=context):
-                        var = (_TOOL, context)
-                        if durable is not None:
-                            var = (_TOOL, durable.live_context(context))
-                            if tool.delivery == "at_most_once":
-                                move = ("dispatch", tool.handler, (arguments,), var)
-                                self._journal(current, durable.started(effect), move)
-                                return
-                        self._dispatch(current, tool.handler, arguments, var=var)
-                        return
-                    case CallRepairer(repairer=fn, text=text, errors=errors):
-                        self._dispatch(current, fn, text, errors)
-                        return
-                    case CallSummarizer(summarizer=fn, messages=messages):
-                        self._dispatch(current, fn, messages)
-                        return
+                step = decide(effect, durable, current.stop_code, self._publish_delta)
+                if type(step) is Publish:
+                    current.add_event(step.event)
+                    effect = run.send(None)
+                elif type(step) is Reply and not step.record:
+                    effect = run.send(step.value)
+                elif type(step) is Reply:  # a durable run's call cut off: journal its result
+                    assert durable is not None
+                    current.add_resumed()
+                    write = durable.completed(effect, step.value)
+                    self._journal(current, write, ("advance", True, step.value))
+                    return
+                else:
+                    assert type(step) is Call
+                    current.add_resumed()
+                    if step.started:
+                        assert durable is not None and isinstance(effect, CallTool)
+                        self._journal(current, durable.started(effect), ("dispatch", step))
+                    else:
+                        self._dispatch(current, step)
+                    return
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
             if not isinstance(exc, Exception) and exc is not run.thrown:
                 raise  # not the callback's: a real interrupt of this thread
-            if durable is not None:
-                self._resumed_event(current, durable)
+            current.add_resumed()
             self._publish(current)
             self.current = None
             journal = -1 if durable is None else durable.entries
@@ -400,8 +353,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self._failed(run.run_id, exc, journal)
             self._start_next()
             return
-        if durable is not None:
-            self._resumed_event(current, durable)
+        current.add_resumed()
         self._complete(current)
 
     def _keep_partial(
@@ -420,24 +372,6 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self.session = partial
         host.post(host.router.to_store, encode(CommitRun(commit)))
         return True
-
-    def _resume_interrupted(self, options: Any, start: StartRun) -> AgentRun:
-        """The run a ``resume`` goes on with: the session's interrupted one, if it is that run."""
-        assert self.session is not None and start.resume is not None
-        raw = self.session.metadata.get(PENDING_KEY)
-        if not isinstance(raw, dict) or raw.get("run_id") != start.run_id:
-            raise AgentError(
-                "SESSION_NOT_INTERRUPTED", "the session has no interrupted run", start.run_id
-            )
-        return resume_run(options, self.session, json.loads(start.resume))
-
-    def _stop_code(self, current: Run) -> str | None:
-        if current.cancelled:
-            return "AGENT_CANCELLED"
-        deadline_ns = current.deadline_ns
-        if deadline_ns is not None and self.host.clock.monotonic_ns() >= deadline_ns:
-            return "AGENT_DEADLINE"
-        return None
 
     def _complete(self, current: Run) -> None:
         host = self.host
@@ -459,6 +393,90 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self._disarm(result.run_id)
         host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
+
+    def _done(self, current: Run, ok: bool, value: Any) -> None:
+        """Take a callback's outcome: a durable run journals it before it moves on."""
+        durable = current.durable
+        effect = current.run.effect
+        if durable is None or effect is None:
+            self._advance(current, ok, value)
+            return
+        ok, value = journaled_outcome(effect, ok, value)
+        if ok:
+            self._journal(current, durable.completed(effect, value), ("advance", ok, value))
+        else:  # an exception leaves no entry: the run fails on it
+            self._advance(current, ok, value)
+
+    def _dispatch(self, current: Run, call: Call) -> None:
+        """Start a callback; its outcome returns inside an EffectDone message."""
+        self._publish(current)
+        self._next_token += 1
+        token = current.token = self._next_token
+        current.task = start_call(self.host, self.actor_ref, current.run.run_id, token, call)
+
+    def _publish(self, current: Run) -> None:
+        events = current.take_events()
+        if events:
+            publish(self.host, events)
+
+    def _publish_delta(self, event: Event) -> None:
+        publish_delta(self.host, event)
+
+    # -- durable runs ------------------------------------------------------------------------
+
+    def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
+        """Send a journal write; make ``move`` once the store has it (at once if no write)."""
+        if write is None:  # a value that is not JSON: nothing to keep, the run fails on it
+            self._move(current, move)
+            return
+        current.held = move
+        self.host.post(self.host.router.to_store, write)
+
+    def _journaled(self, run_id: str, entries: int) -> None:
+        current = self.current
+        if current is None or current.held is None or current.durable is None:
+            return
+        if current.run.run_id != run_id or entries not in (current.durable.entries, -1, -2):
+            return
+        move, current.held = current.held, None
+        if entries == -1:
+            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
+            self._advance(current, False, error)
+        elif entries == -2:  # the store actor's SKIPPED: the log no longer holds this run as
+            # pending (another host took the session over, and committed it or began another)
+            error = RunInterrupted("SESSION_CONFLICT", "the run is no longer pending", run_id)
+            self._advance(current, False, error)
+        else:
+            self._move(current, move)
+
+    def _move(self, current: Run, move: tuple[Any, ...]) -> None:
+        if move[0] == "advance":
+            self._advance(current, move[1], move[2])
+        elif move[0] == "start":
+            self._advance(current, True, None, first=True)
+        else:
+            self._dispatch(current, move[1])
+
+    def _resume(self, pending: PendingRun, journal: list[str]) -> None:
+        """Start again the durable run the store holds, answering its effects from the journal."""
+        host = self.host
+        run_id = pending.run_id
+        host.post(host.router.resumed, self.session_id, run_id)
+        if self._resumed is None:
+            self._resumed = set()
+        self._resumed.add(run_id)
+        assert self.session is not None
+        try:
+            run, durable = resume_pending(
+                host, self, self.session_id, self.session, pending, journal
+            )
+        except Exception as exc:
+            self._failed(run_id, exc, pending.entries)
+            return
+        current = self.current = Run(run, pending.agent, None, host.clock, durable=durable)
+        # The resume is counted in the store before anything runs again, so a call made again
+        # knows its attempt even when this process dies too.
+        self._journal(current, durable.marker(), ("start",))
 
 
 def _kept_as_is(start: StartRun) -> int:
