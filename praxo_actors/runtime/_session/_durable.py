@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from praxo_actors._errors import AgentError, CheckpointError
+from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._context import ToolContext
 from praxo_actors.agent._effects import CallTool, Effect
 from praxo_actors.agent._interpret import INTERRUPTED, LIVE
@@ -29,16 +29,15 @@ from praxo_actors.agent._journal import (
     place,
 )
 from praxo_actors.agent._journal import started_entry as _started
-from praxo_actors.agent._run import AgentRun, resume_run, start_run
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.memory._log import JournalAppend, PendingRun, pending_signed, sign_pending
-from praxo_actors.models import Event, Session
+from praxo_actors.memory._log import JournalAppend, PendingRun, sign_pending
+from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
 if TYPE_CHECKING:
-    from praxo_actors.runtime._kernel._host import SessionHost
+    pass
 
-__all__ = ["MAX_RESUMES", "DurableRun", "resume_pending"]
+__all__ = ["MAX_RESUMES", "DurableRun", "resume_value"]
 
 MAX_RESUMES = 3
 """A run resumed this many times and cut off again fails ``SESSION_CRASHED`` (a crash loop)."""
@@ -176,47 +175,7 @@ class DurableRun:
         return ToolError("TOOL_INTERRUPTED", "the run was cut off while this call was in flight")
 
 
-def resume_pending(
-    host: SessionHost,
-    owner: Any,
-    session_id: str,
-    session: Session,
-    pending: PendingRun,
-    journal: list[str],
-) -> tuple[AgentRun, DurableRun]:
-    """Start again the durable run the store holds pending, to be answered from its journal.
-
-    Raises:
-        CheckpointError: ``CHECKPOINT_SIGNATURE`` for a pending run not signed for this session,
-            ``CHECKPOINT_INVALID`` for a broken one.
-        AgentError: ``SESSION_CRASHED`` once cut off :data:`MAX_RESUMES` times.
-        Exception: What making the agent's options or starting its run raised.
-    """
-    run_id = pending.run_id
-    if not pending_signed(pending, session_id, host.key):
-        # Written without the key (or for another session): not this session's run.
-        raise CheckpointError("CHECKPOINT_SIGNATURE", "the pending run is not signed")
-    if pending.resumes >= MAX_RESUMES:
-        raise AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
-    options = host.options_for(pending.agent, host.has_subscribers(), owner)
-    if pending.resume is None:
-        run = start_run(options, session, pending.input, run_id=run_id)
-    else:
-        run = resume_run(options, session, _resume_value(pending.resume))
-    durable = DurableRun(
-        session_id,
-        run_id,
-        pending.agent,
-        pending.input,
-        host.key,
-        journal,
-        resumes=pending.resumes + 1,
-        resume=pending.resume,
-    )
-    return run, durable
-
-
-def _resume_value(document: str) -> object:
+def resume_value(document: str) -> object:
     """The resume value a pending run keeps (JSON); a broken one is a broken log."""
     try:
         return json.loads(document)

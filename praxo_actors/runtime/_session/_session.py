@@ -18,18 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent import start_run
-from praxo_actors.agent._effects import CallTool
-from praxo_actors.agent._interpret import Call, Publish, Reply, decide
-from praxo_actors.agent._interpret import outcome as journaled_outcome
-from praxo_actors.agent._interrupt import PENDING_KEY
-from praxo_actors.agent._report import RunInterrupted
+from praxo_actors.agent._effects import Effect
+from praxo_actors.agent._interpret import Call, Decision, Publish, Reply, decide
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
-from praxo_actors.models import Event, RunResult, Session
+from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -38,7 +32,6 @@ from praxo_actors.runtime._protocol import (
     GetHistory,
     GetInfo,
     History,
-    Info,
     Journaled,
     Restore,
     RunDeadline,
@@ -48,11 +41,17 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
-from praxo_actors.runtime._session._durable import DurableRun, resume_pending
+from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
 from praxo_actors.runtime._session._publish import publish, publish_delta
-from praxo_actors.runtime._session._restore import LogPosition, result_document, revive, run_commit
-from praxo_actors.runtime._session._run import Run, interrupted_run
+from praxo_actors.runtime._session._restore import (
+    LogPosition,
+    partial_commit,
+    result_document,
+    revive,
+    run_commit,
+)
+from praxo_actors.runtime._session._run import Run, open_run, resume_pending
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
@@ -147,7 +146,7 @@ class SessionActor(MNActor):
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
-                    self._done(current, *unpack(outcome, error))
+                    self._journal(current, *current.after(*unpack(outcome, error)))
             case Journaled(run_id=run_id, entries=entries):
                 self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
@@ -155,20 +154,8 @@ class SessionActor(MNActor):
             case RunDeadline(run_id=run_id):
                 self._deadline(run_id)
             case GetInfo():
-                current = self.current
-                raw = None if self.session is None else self.session.metadata.get(PENDING_KEY)
-                pending = raw if isinstance(raw, dict) else {}
-                return encode(
-                    Info(
-                        restored=self.session is not None,
-                        agent=current.agent if current is not None else self._last_agent,
-                        queued_runs=len(self.queue or ()) + len(self.stash or ()),
-                        running_run_id=None if current is None else current.run.run_id,
-                        messages=0 if self.session is None else len(self.session.messages),
-                        pending_interrupt=pending.get("payload"),
-                        pending_run_id=pending.get("run_id"),
-                    )
-                )
+                queued = len(self.queue or ()) + len(self.stash or ())
+                return encode(info_of(self.session, self.current, self._last_agent, queued))
             case GetHistory():
                 if self.session is None:
                     return None  # not restored yet: the caller reads the checkpoint instead
@@ -238,12 +225,7 @@ class SessionActor(MNActor):
 
     def _interrupt(self, current: Run, code: str, message: str) -> None:
         """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
-        current.token = 0  # tokens start at 1: whatever the callback still sends is stale
-        current.held = None  # a journal write in flight no longer moves the run
-        task, current.task = current.task, None
-        if task is not None:
-            task.cancel()
-        self._advance(current, False, RunInterrupted(code, message, current.run.run_id))
+        self._advance(current, False, current.cut_off(code, message))
 
     def own_options(self) -> dict[str, Any]:
         """Return this session's cache of per-session agents' options (made on first use)."""
@@ -286,25 +268,11 @@ class SessionActor(MNActor):
                 continue
             assert self.session is not None
             try:
-                options = host.options_for(start.agent, host.has_subscribers(), self)
-                if start.resume is None:
-                    run = start_run(options, self.session, start.input, run_id=start.run_id)
-                else:
-                    run = interrupted_run(options, self.session, start)
+                current = open_run(host, self, self.session_id, self.session, start)
             except Exception as exc:
                 self._failed(start.run_id, exc, _kept_as_is(start))
                 continue
-            current = Run(run, start.agent, start.deadline_ns, host.clock)
             self._last_agent = start.agent
-            if host.router.agents.is_durable(start.agent):
-                current.durable = DurableRun(
-                    self.session_id,
-                    start.run_id,
-                    start.agent,
-                    start.input,
-                    host.key,
-                    resume=start.resume,
-                )
             self.current = current
             if start.journal and current.durable is not None:
                 # Submitted: the run is in the store before its id is handed out.
@@ -325,20 +293,9 @@ class SessionActor(MNActor):
                     effect = run.send(None)
                 elif type(step) is Reply and not step.record:
                     effect = run.send(step.value)
-                elif type(step) is Reply:  # a durable run's call cut off: journal its result
-                    assert durable is not None
+                else:  # a call to wait for, or a durable run's write to the store first
                     current.add_resumed()
-                    write = durable.completed(effect, step.value)
-                    self._journal(current, write, ("advance", True, step.value))
-                    return
-                else:
-                    assert type(step) is Call
-                    current.add_resumed()
-                    if step.started:
-                        assert durable is not None and isinstance(effect, CallTool)
-                        self._journal(current, durable.started(effect), ("dispatch", step))
-                    else:
-                        self._dispatch(current, step)
+                    self._perform(current, effect, step)
                     return
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
             if not isinstance(exc, Exception) and exc is not run.thrown:
@@ -362,13 +319,11 @@ class SessionActor(MNActor):
         """Commit the steps a run cancelled by newer input completed (``on_busy="interrupt"``)."""
         assert self.session is not None and self.position is not None
         host = self.host
-        result = RunResult(run_id=run_id, session=partial, output="")
-        try:
-            commit = run_commit(self.position, self.session, result, host.key, journal)
-        except PraxoError:
+        commit = partial_commit(
+            self.position, self.session, partial, error, run_id, self.session_id, host.key, journal
+        )
+        if commit is None:
             return False
-        kept = result_document(None, error, run_id, self.session_id, host.key)
-        commit = msgspec.structs.replace(commit, result=kept)
         self.session = partial
         host.post(host.router.to_store, encode(CommitRun(commit)))
         return True
@@ -394,18 +349,13 @@ class SessionActor(MNActor):
         host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
 
-    def _done(self, current: Run, ok: bool, value: Any) -> None:
-        """Take a callback's outcome: a durable run journals it before it moves on."""
-        durable = current.durable
-        effect = current.run.effect
-        if durable is None or effect is None:
-            self._advance(current, ok, value)
-            return
-        ok, value = journaled_outcome(effect, ok, value)
-        if ok:
-            self._journal(current, durable.completed(effect, value), ("advance", ok, value))
-        else:  # an exception leaves no entry: the run fails on it
-            self._advance(current, ok, value)
+    def _perform(self, current: Run, effect: Effect, step: Decision) -> None:
+        """Start a call, or first journal what a durable run must have stored before it goes on."""
+        if type(step) is Call and not step.started:
+            self._dispatch(current, step)
+        else:
+            assert type(step) is Reply or type(step) is Call
+            self._journal(current, *current.before(effect, step))
 
     def _dispatch(self, current: Run, call: Call) -> None:
         """Start a callback; its outcome returns inside an EffectDone message."""
@@ -434,20 +384,10 @@ class SessionActor(MNActor):
 
     def _journaled(self, run_id: str, entries: int) -> None:
         current = self.current
-        if current is None or current.held is None or current.durable is None:
-            return
-        if current.run.run_id != run_id or entries not in (current.durable.entries, -1, -2):
-            return
-        move, current.held = current.held, None
-        if entries == -1:
-            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
-            self._advance(current, False, error)
-        elif entries == -2:  # the store actor's SKIPPED: the log no longer holds this run as
-            # pending (another host took the session over, and committed it or began another)
-            error = RunInterrupted("SESSION_CONFLICT", "the run is no longer pending", run_id)
-            self._advance(current, False, error)
-        else:
-            self._move(current, move)
+        if current is not None and current.run.run_id == run_id:
+            move = current.acknowledged(entries)
+            if move is not None:
+                self._move(current, move)
 
     def _move(self, current: Run, move: tuple[Any, ...]) -> None:
         if move[0] == "advance":
@@ -467,16 +407,15 @@ class SessionActor(MNActor):
         self._resumed.add(run_id)
         assert self.session is not None
         try:
-            run, durable = resume_pending(
-                host, self, self.session_id, self.session, pending, journal
-            )
+            current = resume_pending(host, self, self.session_id, self.session, pending, journal)
         except Exception as exc:
             self._failed(run_id, exc, pending.entries)
             return
-        current = self.current = Run(run, pending.agent, None, host.clock, durable=durable)
+        self.current = current
         # The resume is counted in the store before anything runs again, so a call made again
         # knows its attempt even when this process dies too.
-        self._journal(current, durable.marker(), ("start",))
+        assert current.durable is not None
+        self._journal(current, current.durable.marker(), ("start",))
 
 
 def _kept_as_is(start: StartRun) -> int:
