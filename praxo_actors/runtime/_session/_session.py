@@ -140,7 +140,9 @@ class SessionActor(MNActor):
                     self.queue = []
                 self.queue.append(start)
                 if start.deadline_ns is not None:
-                    self._arm_deadline(start.run_id, start.deadline_ns)
+                    if self._deadlines is None:
+                        self._deadlines = Deadlines(self.host, self.actor_ref)
+                    self._deadlines.arm(start.run_id, start.deadline_ns)
                 if self.current is None:
                     self._start_next()
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
@@ -152,7 +154,8 @@ class SessionActor(MNActor):
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
                 self._cancel(run_id, hard, keep)
             case RunDeadline(run_id=run_id):
-                self._deadline(run_id)
+                running = "the deadline passed while a callback ran"
+                self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
             case GetInfo():
                 queued = len(self.queue or ()) + len(self.stash or ())
                 return encode(info_of(self.session, self.current, self._last_agent, queued))
@@ -192,40 +195,24 @@ class SessionActor(MNActor):
 
     def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id:
-            if hard:
-                self._interrupt(current, "AGENT_CANCELLED", "cancelled while a callback ran")
-            else:
-                current.cancelled = True  # seen at the next step boundary
-                current.keep = keep
-            return
-        self._drop_queued(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+        if current is not None and current.run.run_id == run_id and not hard:
+            current.cancelled = True  # seen at the next step boundary
+            current.keep = keep
+        else:
+            self._cut_off(run_id, "AGENT_CANCELLED", "cancelled while a callback ran", "cancelled")
 
-    def _drop_queued(self, run_id: str, error: AgentError) -> None:
-        queue = self.queue or []
-        for start in queue:
-            if start.run_id == run_id:
-                queue.remove(start)
-                self._failed(run_id, error, _kept_as_is(start))
-                return
-
-    def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
-        if self._deadlines is None:
-            self._deadlines = Deadlines(self.host, self.actor_ref)
-        self._deadlines.arm(run_id, deadline_ns)
-
-    def _deadline(self, run_id: str) -> None:
+    def _cut_off(self, run_id: str, code: str, running: str, queued: str) -> None:
+        """Fail a run now: in flight, its callback is cancelled (async) or its outcome ignored."""
         current = self.current
         if current is not None and current.run.run_id == run_id:
-            self._interrupt(current, "AGENT_DEADLINE", "the deadline passed while a callback ran")
+            self._advance(current, False, current.cut_off(code, running))
             return
-        self._drop_queued(
-            run_id, AgentError("AGENT_DEADLINE", "deadline passed while queued", run_id)
-        )
-
-    def _interrupt(self, current: Run, code: str, message: str) -> None:
-        """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
-        self._advance(current, False, current.cut_off(code, message))
+        for start in self.queue or ():
+            if start.run_id == run_id:
+                assert self.queue is not None
+                self.queue.remove(start)
+                self._failed(run_id, AgentError(code, queued, run_id), _kept_as_is(start))
+                return
 
     def own_options(self) -> dict[str, Any]:
         """Return this session's cache of per-session agents' options (made on first use)."""
