@@ -71,8 +71,8 @@ def _drive(run: AgentRun) -> RunResult:
     thrown: BaseException | None = None
     try:
         while True:
+            step = decide(effect)  # an effect no driver knows raises here, not in the run
             try:
-                step = decide(effect)
                 if type(step) is Call:
                     reply = call_now(step)
                 elif type(step) is Publish:
@@ -124,8 +124,8 @@ async def _adrive(run: AgentRun) -> RunResult:
     thrown: BaseException | None = None
     try:
         while True:
+            step = decide(effect)  # an effect no driver knows raises here, not in the run
             try:
-                step = decide(effect)
                 if type(step) is Call:
                     reply = await call_async(step)
                 elif type(step) is Publish:

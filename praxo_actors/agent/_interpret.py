@@ -200,7 +200,7 @@ def decide(
         return Call(effect.summarizer, (effect.messages,), journaled=durable)
     try:
         assert_never(effect)
-    except AssertionError:  # not an Effect: say so with a code, in the run
+    except AssertionError:  # not an Effect: refused with a code
         raise AgentError(
             "AGENT_UNKNOWN_EFFECT", f"no driver performs {type(effect).__name__}"
         ) from None
