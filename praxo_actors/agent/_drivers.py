@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors._errors import AgentError
-from praxo_actors.agent._effects import Effect
+from praxo_actors.agent._effects import Effect, Emit
 from praxo_actors.agent._interpret import (
     Call,
-    Publish,
     Reply,
     call_async,
     call_now,
@@ -75,7 +74,7 @@ def _drive(run: AgentRun) -> RunResult:
             try:
                 if type(step) is Call:
                     reply = call_now(step)
-                elif type(step) is Publish:
+                elif type(step) is Emit:
                     reply = publish_now(step)
                 else:
                     reply = cast(Reply, step).value
@@ -128,7 +127,7 @@ async def _adrive(run: AgentRun) -> RunResult:
             try:
                 if type(step) is Call:
                     reply = await call_async(step)
-                elif type(step) is Publish:
+                elif type(step) is Emit:
                     reply = await publish_async(step)
                 else:
                     reply = cast(Reply, step).value

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol, cast, runtime_checkable
 
-from praxo_actors.agent._effects import CallTool, Effect
+from praxo_actors.agent._effects import CallTool, Effect, Emit
 from praxo_actors.agent._interpret import (
     INTERRUPTED,
     Call,
-    Publish,
     Reply,
     call_async,
     call_now,
@@ -178,7 +177,7 @@ def run_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult
         if type(step) is Call and step.started:
             replay.started(effect)
         try:
-            reply = call_now(step) if type(step) is Call else publish_now(cast(Publish, step))
+            reply = call_now(step) if type(step) is Call else publish_now(cast(Emit, step))
         except Exception as exc:
             ok, reply = outcome(effect, False, exc)
             if not ok:
@@ -205,7 +204,7 @@ async def arun_journaled(run: AgentRun, journal: Journal, session_id: str) -> Ru
             if type(step) is Call:
                 reply = await call_async(step)
             else:
-                reply = await publish_async(cast(Publish, step))
+                reply = await publish_async(cast(Emit, step))
         except Exception as exc:
             ok, reply = outcome(effect, False, exc)
             if not ok:

@@ -32,7 +32,6 @@ from praxo_actors.agent._interpret import (
     INTERRUPTED,
     LIVE,
     Call,
-    Publish,
     Reply,
     call_async,
     call_now,
@@ -101,11 +100,11 @@ def test_emit_is_published_unless_the_journal_replays_it() -> None:
     """An Emit is delivered to its sink; while a journal replays, it was delivered already."""
     sink: list[Event] = []
     step = decide(Emit(sink.append, EVENT))
-    assert type(step) is Publish and step.sink == sink.append and step.event is EVENT
+    assert type(step) is Emit and step.sink == sink.append and step.event is EVENT
     replayed = decide(Emit(sink.append, EVENT), Scripted([]))
     assert type(replayed) is Reply and replayed.value is None
     live = decide(Emit(sink.append, EVENT), Scripted([], replaying=False))
-    assert type(live) is Publish and live.event is EVENT
+    assert type(live) is Emit and live.event is EVENT
 
 
 def test_a_tool_call_sets_its_context_and_journals_per_delivery() -> None:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent._effects import Effect
-from praxo_actors.agent._interpret import Call, Decision, Publish, Reply, decide
+from praxo_actors.agent._effects import Effect, Emit
+from praxo_actors.agent._interpret import Call, Decision, Reply, decide
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
@@ -275,7 +275,7 @@ class SessionActor(MNActor):
             effect = run.effect if first else (run.send(value) if ok else run.throw(value))
             while effect is not None:
                 step = decide(effect, durable, current.stop_code, self._publish_delta)
-                if type(step) is Publish:
+                if type(step) is Emit:
                     current.add_event(step.event)
                     effect = run.send(None)
                 elif type(step) is Reply and not step.record:
