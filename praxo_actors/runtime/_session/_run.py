@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from praxo_actors._errors import AgentError, CheckpointError
 from praxo_actors.agent import AgentRun, start_run
 from praxo_actors.agent._effects import CallTool, Effect
-from praxo_actors.agent._interpret import Call, Reply
+from praxo_actors.agent._interpret import Call, Decision, Reply
 from praxo_actors.agent._interpret import outcome as journaled_outcome
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.agent._report import RunInterrupted
@@ -62,7 +62,7 @@ class Run:
             return "AGENT_DEADLINE"
         return None
 
-    def before(self, effect: Effect, step: Reply | Call) -> tuple[bytes | None, tuple[Any, ...]]:
+    def before(self, effect: Effect, step: Decision) -> tuple[bytes | None, tuple[Any, ...]]:
         """Return a durable run's write to make before ``step`` (an ``at_most_once`` tool's
         start, or the result of one a crash cut off), and the move to make once it is stored."""
         durable = self.durable
@@ -70,6 +70,7 @@ class Run:
         if type(step) is Call:
             assert isinstance(effect, CallTool)
             return durable.started(effect), ("dispatch", step)
+        assert type(step) is Reply and step.record
         return durable.completed(effect, step.value), ("advance", True, step.value)
 
     def after(self, ok: bool, value: Any) -> tuple[bytes | None, tuple[Any, ...]]:

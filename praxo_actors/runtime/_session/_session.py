@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent._effects import Effect, Emit
-from praxo_actors.agent._interpret import Call, Decision, Reply, decide
+from praxo_actors.agent._effects import Emit
+from praxo_actors.agent._interpret import Call, Reply, decide
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
@@ -280,9 +280,12 @@ class SessionActor(MNActor):
                     effect = run.send(None)
                 elif type(step) is Reply and not step.record:
                     effect = run.send(step.value)
-                else:  # a call to wait for, or a durable run's write to the store first
+                else:  # a call to wait for, or a durable run's write for the store to have first
                     current.add_resumed()
-                    self._perform(current, effect, step)
+                    if type(step) is Call and not step.started:
+                        self._dispatch(current, step)
+                    else:
+                        self._journal(current, *current.before(effect, step))
                     return
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
             if not isinstance(exc, Exception) and exc is not run.thrown:
@@ -335,14 +338,6 @@ class SessionActor(MNActor):
         self._disarm(result.run_id)
         host.post(host.router.completed, result.run_id, result, encode(CommitRun(commit)))
         self._start_next()
-
-    def _perform(self, current: Run, effect: Effect, step: Decision) -> None:
-        """Start a call, or first journal what a durable run must have stored before it goes on."""
-        if type(step) is Call and not step.started:
-            self._dispatch(current, step)
-        else:
-            assert type(step) is Reply or type(step) is Call
-            self._journal(current, *current.before(effect, step))
 
     def _dispatch(self, current: Run, call: Call) -> None:
         """Start a callback; its outcome returns inside an EffectDone message."""
