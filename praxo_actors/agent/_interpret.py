@@ -86,8 +86,8 @@ class Replayer(Protocol):
         ...
 
 
-# Structs, not plain classes: one is made per effect, and a Struct is made in a fifth of the
-# time (about 90 ns against 450 ns, measured on the hot path of run_agent).
+# Structs, not plain classes with __slots__: one is made per effect, and a Struct is made in a
+# fifth of the time (0.09 µs against 0.45 µs for a Call, measured on the 2 shared cores).
 
 
 class Reply(msgspec.Struct, frozen=True):
@@ -148,7 +148,8 @@ def decide(
         return effect if event is effect.event else Emit(effect.sink, event)
     if journal is None and deltas is None:
         # run_agent's and arun_agent's hot path (three effects a step): the same decisions as
-        # below, with fewer checks (7% of run_agent's step time on bench/agent_loop.py).
+        # below with fewer checks, which halves what deciding adds to a step (from 7% to 3%
+        # over a driver with its own match, on bench/agent_loop.py's scripted run).
         if isinstance(effect, CallTool):
             return Call(effect.tool.handler, (effect.arguments,), _TOOL, effect.context)
         if isinstance(effect, CallModel):
