@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
-import types
 from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors._errors import AgentError
-from praxo_actors.agent._context import _MODEL, _TOOL
-from praxo_actors.agent._effects import (
-    BeginStep,
-    CallModel,
-    CallRepairer,
-    CallSummarizer,
-    CallTool,
-    Effect,
-    Emit,
+from praxo_actors.agent._effects import Effect, Emit
+from praxo_actors.agent._interpret import (
+    Call,
+    Reply,
+    call_async,
+    call_now,
+    decide,
+    publish_async,
+    publish_now,
 )
 from praxo_actors.agent._machine import throw_into
 from praxo_actors.agent._options import AgentOptions
@@ -28,32 +26,6 @@ if TYPE_CHECKING:
     from praxo_actors.agent._journaled import Journal
 
 __all__ = ["aresume_agent", "arun_agent", "call", "resume_agent", "run_agent"]
-
-
-def _invoke(effect: Effect) -> Any:
-    """Call the user callback an effect names and return what it returned (maybe awaitable)."""
-    match effect:
-        case CallModel():
-            model_token = _MODEL.set(effect.context)
-            try:
-                return effect.model(effect.request)
-            finally:
-                _MODEL.reset(model_token)
-        case CallTool():
-            tool_token = _TOOL.set(effect.context)
-            try:
-                return effect.tool.handler(effect.arguments)
-            finally:
-                _TOOL.reset(tool_token)
-        case Emit():
-            return effect.sink(effect.event)
-        case BeginStep():
-            return None
-        case CallRepairer():
-            return effect.repairer(effect.text, effect.errors)
-        case CallSummarizer():
-            return effect.summarizer(effect.messages)
-    raise TypeError(f"unknown effect {effect!r}")
 
 
 def run_agent(
@@ -98,30 +70,14 @@ def _drive(run: AgentRun) -> RunResult:
     thrown: BaseException | None = None
     try:
         while True:
+            step = decide(effect)  # an effect no driver knows raises here, not in the run
             try:
-                if isinstance(effect, CallTool):
-                    tool_token = _TOOL.set(effect.context)
-                    try:
-                        reply = effect.tool.handler(effect.arguments)
-                    finally:
-                        _TOOL.reset(tool_token)
-                elif isinstance(effect, CallModel):
-                    model_token = _MODEL.set(effect.context)
-                    try:
-                        reply = effect.model(effect.request)
-                    finally:
-                        _MODEL.reset(model_token)
-                elif isinstance(effect, Emit):
-                    reply = effect.sink(effect.event)
-                elif isinstance(effect, BeginStep):
-                    reply = None
+                if type(step) is Call:
+                    reply = call_now(step)
+                elif type(step) is Emit:
+                    reply = publish_now(step)
                 else:
-                    reply = _invoke(effect)
-                if type(reply) is types.CoroutineType:
-                    reply.close()  # never awaited: close it so no warning is left behind
-                    raise TypeError(
-                        f"an async callback needs arun_agent, not run_agent: {effect!r}"
-                    )
+                    reply = cast(Reply, step).value
             except Exception as exc:
                 thrown = exc
                 effect = throw_into(gen, exc)
@@ -167,13 +123,14 @@ async def _adrive(run: AgentRun) -> RunResult:
     thrown: BaseException | None = None
     try:
         while True:
+            step = decide(effect)  # an effect no driver knows raises here, not in the run
             try:
-                if isinstance(effect, CallModel | CallTool):
-                    reply = await _ainvoke(effect)
+                if type(step) is Call:
+                    reply = await call_async(step)
+                elif type(step) is Emit:
+                    reply = await publish_async(step)
                 else:
-                    reply = _invoke(effect)
-                    if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
-                        reply = await reply
+                    reply = cast(Reply, step).value
             except Exception as exc:
                 thrown = exc
                 effect = throw_into(gen, exc)
@@ -184,30 +141,6 @@ async def _adrive(run: AgentRun) -> RunResult:
             raise
         result: RunResult = stop.value
         return result
-
-
-async def _ainvoke(effect: CallModel | CallTool) -> Any:
-    """Call a model or tool with its context current until its reply has been awaited."""
-    if isinstance(effect, CallModel):
-        context = effect.context
-        model_token = _MODEL.set(context)
-        try:
-            reply = effect.model(effect.request)
-            if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
-                reply = await reply
-        finally:
-            _MODEL.reset(model_token)
-            if context is not None:
-                await context.settle()
-        return reply
-    tool_token = _TOOL.set(effect.context)
-    try:
-        reply = effect.tool.handler(effect.arguments)
-        if type(reply) is types.CoroutineType or inspect.isawaitable(reply):
-            reply = await reply
-    finally:
-        _TOOL.reset(tool_token)
-    return reply
 
 
 def resume_agent(

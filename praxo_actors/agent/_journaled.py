@@ -9,12 +9,20 @@ is not repeated. :class:`StoreJournal` keeps the entries in a memory store.
 
 from __future__ import annotations
 
-import inspect
-import types
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-from praxo_actors.agent._drivers import _ainvoke, _invoke
-from praxo_actors.agent._effects import CallModel, CallRepairer, CallSummarizer, CallTool, Emit
+from praxo_actors.agent._effects import CallTool, Effect, Emit
+from praxo_actors.agent._interpret import (
+    INTERRUPTED,
+    Call,
+    Reply,
+    call_async,
+    call_now,
+    decide,
+    outcome,
+    publish_async,
+    publish_now,
+)
 from praxo_actors.agent._journal import (
     decode_entry,
     encode_entry,
@@ -23,12 +31,10 @@ from praxo_actors.agent._journal import (
     started_entry,
 )
 from praxo_actors.agent._run import AgentRun
-from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
-from praxo_actors.models import RunResult
+from praxo_actors.agent._tool import ToolError
+from praxo_actors.models import Event, RunResult
 
 __all__ = ["Journal", "ListJournal", "StoreJournal", "arun_journaled", "run_journaled"]
-
-_CALLS = (CallModel, CallTool, CallRepairer, CallSummarizer)
 
 
 @runtime_checkable
@@ -125,22 +131,29 @@ class _Replay:
         self.pos += 1
         return entry
 
-    def answer(self, effect: Any) -> Any:
-        """The reply the journal holds for ``effect`` (an interrupted call gets its error)."""
+    def next_reply(self, effect: Effect) -> Any:
+        """The reply the journal holds for ``effect`` (:data:`INTERRUPTED`: cut off mid-call)."""
         entry = self._next()
         if entry.k == "started":
             if not self.replaying:
-                reply = ToolError("TOOL_INTERRUPTED", "the run was cut off during this call")
-                self.write(encode_entry(effect, reply, self._at(self.count), self.key))
-                return reply
+                return INTERRUPTED
             entry = self._next()
         return entry_reply(entry, effect)
 
-    def before(self, effect: Any) -> None:
-        if isinstance(effect, CallTool) and effect.tool.delivery == "at_most_once":
-            self.write(started_entry(effect, self._at(self.count), self.key))
+    def emitted(self, event: Event) -> Event | None:
+        return None if self.replaying else event  # delivered before the crash
 
-    def after(self, effect: Any, reply: Any) -> None:
+    def live_context(self, effect: Effect, context: Any) -> Any:
+        return context
+
+    def interrupted(self) -> ToolError:
+        return ToolError("TOOL_INTERRUPTED", "the run was cut off during this call")
+
+    def started(self, effect: Effect) -> None:
+        assert isinstance(effect, CallTool)
+        self.write(started_entry(effect, self._at(self.count), self.key))
+
+    def after(self, effect: Effect, reply: Any) -> None:
         entry = encode_entry(effect, reply, self._at(self.count), self.key)
         if entry is not None:  # not JSON: the run fails on it anyway
             self.write(entry)
@@ -151,43 +164,28 @@ class _Replay:
             self.count += 1
 
 
-def _retried(exc: ToolRetry) -> ToolError:
-    # The result a raised ToolRetry stands for, journaled like any result so that a replay
-    # answers the call alike (an exception would leave no entry, and the replay would drift).
-    return ToolError(TOOL_RETRY, exc.message)
-
-
 def run_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult:
     """Drive ``run`` to its end synchronously, journaling (or replaying) each effect."""
     replay = _Replay(journal, run, session_id)
     effect = run.effect
     while effect is not None:
-        if isinstance(effect, _CALLS):
-            if replay.replaying:
-                effect = run.send(replay.answer(effect))
-                continue
-            replay.before(effect)
-            try:
-                reply = _invoke(effect)
-                if type(reply) is types.CoroutineType:
-                    reply.close()
-                    raise TypeError(f"an async callback needs arun_agent: {effect!r}")
-            except Exception as exc:
-                if not (isinstance(exc, ToolRetry) and isinstance(effect, CallTool)):
-                    effect = run.throw(exc)
-                    continue
-                reply = _retried(exc)
-            replay.after(effect, reply)
-            effect = run.send(reply)
-        elif isinstance(effect, Emit) and replay.replaying:
-            effect = run.send(None)  # delivered before the crash
-        else:
-            try:
-                reply = _invoke(effect)
-            except Exception as exc:
+        # The journal's own faults (a broken entry, a failed append) raise here, not in the run.
+        step = decide(effect, replay)
+        if type(step) is Reply:
+            effect = run.send(_replied(replay, effect, step))
+            continue
+        if type(step) is Call and step.started:
+            replay.started(effect)
+        try:
+            reply = call_now(step) if type(step) is Call else publish_now(cast(Emit, step))
+        except Exception as exc:
+            ok, reply = outcome(effect, False, exc)
+            if not ok:
                 effect = run.throw(exc)
                 continue
-            effect = run.send(reply)
+        if type(step) is Call:
+            replay.after(effect, reply)
+        effect = run.send(reply)
     return run.result
 
 
@@ -196,34 +194,30 @@ async def arun_journaled(run: AgentRun, journal: Journal, session_id: str) -> Ru
     replay = _Replay(journal, run, session_id)
     effect = run.effect
     while effect is not None:
-        if isinstance(effect, _CALLS):
-            if replay.replaying:
-                effect = run.send(replay.answer(effect))
-                continue
-            replay.before(effect)
-            try:
-                if isinstance(effect, CallModel | CallTool):
-                    reply = await _ainvoke(effect)
-                else:
-                    reply = _invoke(effect)
-                    if inspect.isawaitable(reply):
-                        reply = await reply
-            except Exception as exc:
-                if not (isinstance(exc, ToolRetry) and isinstance(effect, CallTool)):
-                    effect = run.throw(exc)
-                    continue
-                reply = _retried(exc)
-            replay.after(effect, reply)
-            effect = run.send(reply)
-        elif isinstance(effect, Emit) and replay.replaying:
-            effect = run.send(None)
-        else:
-            try:
-                reply = _invoke(effect)
-                if inspect.isawaitable(reply):
-                    reply = await reply
-            except Exception as exc:
+        step = decide(effect, replay)
+        if type(step) is Reply:
+            effect = run.send(_replied(replay, effect, step))
+            continue
+        if type(step) is Call and step.started:
+            replay.started(effect)
+        try:
+            if type(step) is Call:
+                reply = await call_async(step)
+            else:
+                reply = await publish_async(cast(Emit, step))
+        except Exception as exc:
+            ok, reply = outcome(effect, False, exc)
+            if not ok:
                 effect = run.throw(exc)
                 continue
-            effect = run.send(reply)
+        if type(step) is Call:
+            replay.after(effect, reply)
+        effect = run.send(reply)
     return run.result
+
+
+def _replied(replay: _Replay, effect: Effect, step: Reply) -> Any:
+    """The reply the journal gave, journaled first when it says so (a call cut off)."""
+    if step.record:
+        replay.after(effect, step.value)
+    return step.value

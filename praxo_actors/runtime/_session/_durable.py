@@ -11,14 +11,16 @@ later event's ``seq`` moves one up to make room for it.
 
 from __future__ import annotations
 
+import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._context import ToolContext
 from praxo_actors.agent._effects import CallTool, Effect
+from praxo_actors.agent._interpret import INTERRUPTED, LIVE
 from praxo_actors.agent._journal import (
     decode_entry,
     effect_name,
@@ -27,34 +29,18 @@ from praxo_actors.agent._journal import (
     place,
 )
 from praxo_actors.agent._journal import started_entry as _started
-from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
+from praxo_actors.agent._tool import ToolError
 from praxo_actors.memory._log import JournalAppend, PendingRun, sign_pending
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
-__all__ = ["INTERRUPTED", "LIVE", "MAX_RESUMES", "DurableRun", "retried"]
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["MAX_RESUMES", "DurableRun", "resume_value"]
 
 MAX_RESUMES = 3
 """A run resumed this many times and cut off again fails ``SESSION_CRASHED`` (a crash loop)."""
-
-LIVE = object()
-"""The journal is replayed: perform this effect for real."""
-
-INTERRUPTED = object()
-"""An ``at_most_once`` tool was in flight at the crash: it is not called again."""
-
-
-def retried(effect: Effect | None, error: BaseException) -> tuple[bool, Any]:
-    """The outcome to journal for a callback that raised ``error``.
-
-    A tool's :class:`~praxo_actors.agent.ToolRetry` is the call's result
-    ``ToolError("TOOL_RETRY", message)``, as the loop takes it: journaled like any result, so
-    that a resumed run answers the call from the journal. Any other exception stays one (it
-    leaves no entry: the run fails on it).
-    """
-    if isinstance(error, ToolRetry) and isinstance(effect, CallTool):
-        return True, ToolError(TOOL_RETRY, error.message)
-    return False, error
 
 
 class DurableRun:
@@ -134,7 +120,7 @@ class DurableRun:
         return self._append(_started(effect, self._where(self.entries), self.key))
 
     def next_reply(self, effect: Effect) -> Any:
-        """Answer ``effect`` from the journal: its reply, :data:`LIVE` or :data:`INTERRUPTED`.
+        """Answer ``effect`` from the journal: its reply, ``LIVE`` or ``INTERRUPTED``.
 
         Raises:
             CheckpointError: An entry that is forged, broken, or for another effect.
@@ -175,12 +161,25 @@ class DurableRun:
             "run.resumed", self.run_id, self.session_id, self.skipped, time.time_ns(), data
         )
 
-    def live_context(self, context: ToolContext | None) -> ToolContext | None:
-        """The first call made live after a resume may be a repeat: its ``attempt`` says so."""
-        if not self.first_live or context is None:
+    def live_context(self, effect: Effect, context: Any) -> Any:
+        """The first call made live after a resume may be a repeat: a tool's ``attempt`` says so."""
+        if not self.first_live or (context is None and isinstance(effect, CallTool)):
             return context
         self.first_live = False
+        if not isinstance(context, ToolContext):  # a model's: it has no attempt to show
+            return context
         return msgspec.structs.replace(context, attempt=self.resumes + 1)
 
     def interrupted(self) -> ToolError:
+        """The result of an ``at_most_once`` call in flight at the crash."""
         return ToolError("TOOL_INTERRUPTED", "the run was cut off while this call was in flight")
+
+
+def resume_value(document: str) -> object:
+    """The resume value a pending run keeps (JSON); a broken one is a broken log."""
+    try:
+        return json.loads(document)
+    except (ValueError, TypeError, RecursionError):
+        raise CheckpointError(
+            "CHECKPOINT_INVALID", "the pending run's resume value is not JSON"
+        ) from None

@@ -15,14 +15,21 @@ from typing import Any
 
 import msgspec
 
-from praxo_actors._errors import CheckpointError
+from praxo_actors._errors import CheckpointError, PraxoError
 from praxo_actors.core._checkpoint import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.core._log_docs import dump_record, dump_snapshot, load_record, load_snapshot
 from praxo_actors.core._schema_types import json_value
 from praxo_actors.memory._log import MAX_RECORDS, Commit, SessionLog, StoredSession
 from praxo_actors.models import RunResult, Session
 
-__all__ = ["LogPosition", "read_session", "result_document", "revive", "run_commit"]
+__all__ = [
+    "LogPosition",
+    "partial_commit",
+    "read_session",
+    "result_document",
+    "revive",
+    "run_commit",
+]
 
 # A new snapshot once the records since the last one hold more bytes than it, or
 # MAX_RECORDS of them (a head claiming more is refused on reading).
@@ -139,6 +146,27 @@ def run_commit(
         position.records = position.record_bytes = 0
         position.snapshot_bytes = len(snapshot)
     return commit
+
+
+def partial_commit(
+    position: LogPosition,
+    before: Session,
+    partial: Session,
+    error: BaseException,
+    run_id: str,
+    session_id: str,
+    key: bytes | None,
+    journal: int,
+) -> Commit | None:
+    """Return the commit of the steps a run cut off by newer input completed, with its error
+    kept as the run's outcome (None: the partial session cannot be written)."""
+    result = RunResult(run_id=run_id, session=partial, output="")
+    try:
+        commit = run_commit(position, before, result, key, journal)
+    except PraxoError:
+        return None
+    kept = result_document(None, error, run_id, session_id, key)
+    return msgspec.structs.replace(commit, result=kept)
 
 
 def result_document(

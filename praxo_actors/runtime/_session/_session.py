@@ -16,30 +16,16 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent import (
-    AgentRun,
-    BeginStep,
-    CallModel,
-    CallRepairer,
-    CallSummarizer,
-    CallTool,
-    Emit,
-    start_run,
-)
-from praxo_actors.agent._context import _MODEL, _TOOL
-from praxo_actors.agent._interrupt import PENDING_KEY
-from praxo_actors.agent._report import RunInterrupted
-from praxo_actors.agent._run import resume_run
-from praxo_actors.memory._log import Commit, StoredSession
-from praxo_actors.models import RunResult, Session
+from praxo_actors.agent._effects import Emit
+from praxo_actors.agent._interpret import Call, Reply, decide
+from praxo_actors.memory._log import Commit, PendingRun, StoredSession
+from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -48,7 +34,6 @@ from praxo_actors.runtime._protocol import (
     GetHistory,
     GetInfo,
     History,
-    Info,
     Journaled,
     Restore,
     RunDeadline,
@@ -56,11 +41,19 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
-from praxo_actors.runtime._session._durable import INTERRUPTED, LIVE, DurableRun, retried
+from praxo_actors.runtime._session._calls import start_call
+from praxo_actors.runtime._session._deadlines import Deadlines
+from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
-from praxo_actors.runtime._session._restore import LogPosition, result_document, revive, run_commit
-from praxo_actors.runtime._session._session_calls import CallbackSteps, Run, tell_deadline
-from praxo_actors.runtime._session._session_durable import DurableSteps
+from praxo_actors.runtime._session._publish import publish, publish_delta
+from praxo_actors.runtime._session._restore import (
+    LogPosition,
+    partial_commit,
+    result_document,
+    revive,
+    run_commit,
+)
+from praxo_actors.runtime._session._run import Run, open_run, resume_pending
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
@@ -76,7 +69,7 @@ class SessionCrashedError(PraxoError):
     """
 
 
-class SessionActor(DurableSteps, CallbackSteps, MNActor):
+class SessionActor(MNActor):
     """Host one session: serialise its runs, perform their effects, checkpoint, restore."""
 
     # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
@@ -101,7 +94,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         self.queue: list[StartRun] | None = None
         self.current: Run | None = None
         self._next_token = 0
-        self._timers: dict[str, Any] | None = None  # run id -> deadline timer
+        self._deadlines: Deadlines | None = None  # None while no run has a deadline
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
         self._resumed: set[str] | None = None  # durable runs resumed from the journal
         self._last_agent: str | None = None  # the agent of the last run started
@@ -130,9 +123,9 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self.current.run.close()
             self.current = None
         self.queue = None
-        for timer in (self._timers or {}).values():
-            timer.cancel()
-        self._timers = None
+        if self._deadlines is not None:
+            self._deadlines.cancel()
+            self._deadlines = None
 
     # -- messages --------------------------------------------------------------------------
 
@@ -155,42 +148,25 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                     self.queue = []
                 self.queue.append(start)
                 if start.deadline_ns is not None:
-                    self._arm_deadline(start.run_id, start.deadline_ns)
+                    if self._deadlines is None:
+                        self._deadlines = Deadlines(self.host, self.actor_ref)
+                    self._deadlines.arm(start.run_id, start.deadline_ns)
                 if self.current is None:
                     self._start_next()
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
-                    ok, value = unpack(outcome, error)
-                    effect = current.run.effect
-                    if current.durable is not None and not ok:
-                        ok, value = retried(effect, value)
-                    if current.durable is not None and ok and effect is not None:
-                        write = current.durable.completed(effect, value)
-                        self._journal(current, write, ("advance", ok, value))
-                    else:
-                        self._advance(current, ok, value)
+                    self._journal(current, *current.after(*unpack(outcome, error)))
             case Journaled(run_id=run_id, entries=entries):
                 self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
                 self._cancel(run_id, hard, keep)
             case RunDeadline(run_id=run_id):
-                self._deadline(run_id)
+                running = "the deadline passed while a callback ran"
+                self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
             case GetInfo():
-                current = self.current
-                raw = None if self.session is None else self.session.metadata.get(PENDING_KEY)
-                pending = raw if isinstance(raw, dict) else {}
-                return encode(
-                    Info(
-                        restored=self.session is not None,
-                        agent=current.agent if current is not None else self._last_agent,
-                        queued_runs=len(self.queue or ()) + len(self.stash or ()),
-                        running_run_id=None if current is None else current.run.run_id,
-                        messages=0 if self.session is None else len(self.session.messages),
-                        pending_interrupt=pending.get("payload"),
-                        pending_run_id=pending.get("run_id"),
-                    )
-                )
+                queued = len(self.queue or ()) + len(self.stash or ())
+                return encode(info_of(self.session, self.current, self._last_agent, queued))
             case GetHistory():
                 if self.session is None:
                     return None  # not restored yet: the caller reads the checkpoint instead
@@ -227,48 +203,24 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
 
     def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id:
-            if hard:
-                self._interrupt(current, "AGENT_CANCELLED", "cancelled while a callback ran")
-            else:
-                current.cancelled = True  # seen at the next step boundary
-                current.keep = keep
-            return
-        self._drop_queued(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+        if current is not None and current.run.run_id == run_id and not hard:
+            current.cancelled = True  # seen at the next step boundary
+            current.keep = keep
+        else:
+            self._cut_off(run_id, "AGENT_CANCELLED", "cancelled while a callback ran", "cancelled")
 
-    def _drop_queued(self, run_id: str, error: AgentError) -> None:
-        queue = self.queue or []
-        for start in queue:
-            if start.run_id == run_id:
-                queue.remove(start)
-                self._failed(run_id, error, _kept_as_is(start))
-                return
-
-    def _arm_deadline(self, run_id: str, deadline_ns: int) -> None:
-        delay = max(0.0, (deadline_ns - self.host.clock.monotonic_ns()) / 1e9)
-        if self._timers is None:
-            self._timers = {}
-        self._timers[run_id] = self.host.call_later(
-            delay, tell_deadline, self.host, self.actor_ref, run_id
-        )
-
-    def _deadline(self, run_id: str) -> None:
+    def _cut_off(self, run_id: str, code: str, running: str, queued: str) -> None:
+        """Fail a run now: in flight, its callback is cancelled (async) or its outcome ignored."""
         current = self.current
         if current is not None and current.run.run_id == run_id:
-            self._interrupt(current, "AGENT_DEADLINE", "the deadline passed while a callback ran")
+            self._advance(current, False, current.cut_off(code, running))
             return
-        self._drop_queued(
-            run_id, AgentError("AGENT_DEADLINE", "deadline passed while queued", run_id)
-        )
-
-    def _interrupt(self, current: Run, code: str, message: str) -> None:
-        """Fail the run now: its callback in flight is cancelled (async) or its outcome ignored."""
-        current.token = 0  # tokens start at 1: whatever the callback still sends is stale
-        current.held = None  # a journal write in flight no longer moves the run
-        task, current.task = current.task, None
-        if task is not None:
-            task.cancel()
-        self._advance(current, False, RunInterrupted(code, message, current.run.run_id))
+        for start in self.queue or ():
+            if start.run_id == run_id:
+                assert self.queue is not None
+                self.queue.remove(start)
+                self._failed(run_id, AgentError(code, queued, run_id), _kept_as_is(start))
+                return
 
     def own_options(self) -> dict[str, Any]:
         """Return this session's cache of per-session agents' options (made on first use)."""
@@ -305,13 +257,8 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self.host.post(self.host.router.saved, [(run_id, "STORE_FAILED")], [])
 
     def _disarm(self, run_id: str) -> None:
-        timers = self._timers
-        if timers is not None:
-            timer = timers.pop(run_id, None)
-            if timer is not None:
-                timer.cancel()
-            if not timers:
-                self._timers = None
+        if self._deadlines is not None and self._deadlines.disarm(run_id):
+            self._deadlines = None
 
     # -- running ---------------------------------------------------------------------------
 
@@ -328,25 +275,11 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 continue
             assert self.session is not None
             try:
-                options = host.options_for(start.agent, host.has_subscribers(), self)
-                if start.resume is None:
-                    run = start_run(options, self.session, start.input, run_id=start.run_id)
-                else:
-                    run = self._resume_interrupted(options, start)
+                current = open_run(host, self, self.session_id, self.session, start)
             except Exception as exc:
                 self._failed(start.run_id, exc, _kept_as_is(start))
                 continue
-            current = Run(run=run, agent=start.agent, deadline_ns=start.deadline_ns)
             self._last_agent = start.agent
-            if host.router.agents.is_durable(start.agent):
-                current.durable = DurableRun(
-                    self.session_id,
-                    start.run_id,
-                    start.agent,
-                    start.input,
-                    host.key,
-                    resume=start.resume,
-                )
             self.current = current
             if start.journal and current.durable is not None:
                 # Submitted: the run is in the store before its id is handed out.
@@ -355,61 +288,29 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
                 self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
-        """Feed an outcome into the machine and perform effects until one must be waited for."""
+        """Feed an outcome into the machine and answer effects until a call must be waited for."""
         run = current.run
         durable = current.durable
         try:
             effect = run.effect if first else (run.send(value) if ok else run.throw(value))
             while effect is not None:
-                match effect:
-                    case Emit(event=event):
-                        shown = event if durable is None else durable.emitted(event)
-                        if shown is not None:
-                            current.add_event(shown)
-                        effect = run.send(None)
-                    case BeginStep():
-                        effect = run.send(self._stop_code(current))
-                    case _ if durable is not None and durable.replaying:
-                        reply = durable.next_reply(effect)
-                        if reply is LIVE:
-                            self._resumed_event(current, durable)
-                        elif reply is INTERRUPTED:
-                            self._resumed_event(current, durable)
-                            reply = durable.interrupted()
-                            self._journal(
-                                current, durable.completed(effect, reply), ("advance", True, reply)
-                            )
-                            return
-                        else:
-                            effect = run.send(reply)
-                    case CallModel(model=fn, request=request, context=context):
-                        if context is not None and context._event is not None:
-                            context = context.publishing(self._publish_delta)
-                        if durable is not None:
-                            durable.first_live = False
-                        self._dispatch(current, fn, request, var=(_MODEL, context))
-                        return
-                    case CallTool(tool=tool, arguments=arguments, context=context):
-                        var = (_TOOL, context)
-                        if durable is not None:
-                            var = (_TOOL, durable.live_context(context))
-                            if tool.delivery == "at_most_once":
-                                move = ("dispatch", tool.handler, (arguments,), var)
-                                self._journal(current, durable.started(effect), move)
-                                return
-                        self._dispatch(current, tool.handler, arguments, var=var)
-                        return
-                    case CallRepairer(repairer=fn, text=text, errors=errors):
-                        self._dispatch(current, fn, text, errors)
-                        return
-                    case CallSummarizer(summarizer=fn, messages=messages):
-                        self._dispatch(current, fn, messages)
-                        return
+                step = decide(effect, durable, current.stop_code, self._publish_delta)
+                if type(step) is Emit:
+                    current.add_event(step.event)
+                    effect = run.send(None)
+                elif type(step) is Reply and not step.record:
+                    effect = run.send(step.value)
+                else:  # a call to wait for, or a durable run's write for the store to have first
+                    current.add_resumed()
+                    if type(step) is Call and not step.started:
+                        self._dispatch(current, step)
+                    else:
+                        self._journal(current, *current.before(effect, step))
+                    return
         except BaseException as exc:  # AgentError with a code, or a callback's own exception
             if not isinstance(exc, Exception) and exc is not run.thrown:
                 raise  # not the callback's: a real interrupt of this thread
-            if durable is not None:
-                self._resumed_event(current, durable)
+            current.add_resumed()
             self._publish(current)
             self.current = None
             journal = -1 if durable is None else durable.entries
@@ -419,8 +320,7 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
             self._failed(run.run_id, exc, journal)
             self._start_next()
             return
-        if durable is not None:
-            self._resumed_event(current, durable)
+        current.add_resumed()
         self._complete(current)
 
     def _keep_partial(
@@ -429,34 +329,14 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         """Commit the steps a run cancelled by newer input completed (``on_busy="interrupt"``)."""
         assert self.session is not None and self.position is not None
         host = self.host
-        result = RunResult(run_id=run_id, session=partial, output="")
-        try:
-            commit = run_commit(self.position, self.session, result, host.key, journal)
-        except PraxoError:
+        commit = partial_commit(
+            self.position, self.session, partial, error, run_id, self.session_id, host.key, journal
+        )
+        if commit is None:
             return False
-        kept = result_document(None, error, run_id, self.session_id, host.key)
-        commit = msgspec.structs.replace(commit, result=kept)
         self.session = partial
         self._to_store(encode(CommitRun(commit)))
         return True
-
-    def _resume_interrupted(self, options: Any, start: StartRun) -> AgentRun:
-        """The run a ``resume`` goes on with: the session's interrupted one, if it is that run."""
-        assert self.session is not None and start.resume is not None
-        raw = self.session.metadata.get(PENDING_KEY)
-        if not isinstance(raw, dict) or raw.get("run_id") != start.run_id:
-            raise AgentError(
-                "SESSION_NOT_INTERRUPTED", "the session has no interrupted run", start.run_id
-            )
-        return resume_run(options, self.session, json.loads(start.resume))
-
-    def _stop_code(self, current: Run) -> str | None:
-        if current.cancelled:
-            return "AGENT_CANCELLED"
-        deadline_ns = current.deadline_ns
-        if deadline_ns is not None and self.host.clock.monotonic_ns() >= deadline_ns:
-            return "AGENT_DEADLINE"
-        return None
 
     def _complete(self, current: Run) -> None:
         host = self.host
@@ -481,6 +361,66 @@ class SessionActor(DurableSteps, CallbackSteps, MNActor):
         host.post(host.router.completed, result.run_id, result)
         self._to_store(encode(CommitRun(commit)), result.run_id)
         self._start_next()
+
+    def _dispatch(self, current: Run, call: Call) -> None:
+        """Start a callback; its outcome returns inside an EffectDone message."""
+        self._publish(current)
+        self._next_token += 1
+        token = current.token = self._next_token
+        current.task = start_call(self.host, self.actor_ref, current.run.run_id, token, call)
+
+    def _publish(self, current: Run) -> None:
+        events = current.take_events()
+        if events:
+            publish(self.host, events)
+
+    def _publish_delta(self, event: Event) -> None:
+        publish_delta(self.host, event)
+
+    # -- durable runs ------------------------------------------------------------------------
+
+    def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
+        """Send a journal write; make ``move`` once the store has it (at once if no write)."""
+        if write is None:  # a value that is not JSON: nothing to keep, the run fails on it
+            self._move(current, move)
+            return
+        current.held = move
+        self._to_store(write)
+
+    def _journaled(self, run_id: str, entries: int) -> None:
+        current = self.current
+        if current is not None and current.run.run_id == run_id:
+            move = current.acknowledged(entries)
+            if move is not None:
+                self._move(current, move)
+
+    def _move(self, current: Run, move: tuple[Any, ...]) -> None:
+        if move[0] == "advance":
+            self._advance(current, move[1], move[2])
+        elif move[0] == "start":
+            self._advance(current, True, None, first=True)
+        else:
+            self._dispatch(current, move[1])
+
+    def _resume(self, pending: PendingRun, journal: list[str]) -> None:
+        """Start again the durable run the store holds, answering its effects from the journal."""
+        host = self.host
+        run_id = pending.run_id
+        host.post(host.router.resumed, self.session_id, run_id)
+        if self._resumed is None:
+            self._resumed = set()
+        self._resumed.add(run_id)
+        assert self.session is not None
+        try:
+            current = resume_pending(host, self, self.session_id, self.session, pending, journal)
+        except Exception as exc:
+            self._failed(run_id, exc, pending.entries)
+            return
+        self.current = current
+        # The resume is counted in the store before anything runs again, so a call made again
+        # knows its attempt even when this process dies too.
+        assert current.durable is not None
+        self._journal(current, current.durable.marker(), ("start",))
 
 
 def _kept_as_is(start: StartRun) -> int:

@@ -1,0 +1,116 @@
+"""Start a run's callback without waiting for it; its outcome comes back as a message.
+
+An ``async def`` callback starts as a task on the runtime's event loop; a plain one runs on the
+runtime's I/O pool. Either way its outcome comes back to the session inside an ``EffectDone``
+message (:class:`_Deliver`), and the context variable the interpreter named (the callback's
+tool or model context) is current while it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable
+from contextvars import ContextVar, copy_context
+from typing import TYPE_CHECKING, Any
+
+import pykka
+
+from praxo_actors.agent._interpret import Call
+from praxo_actors.runtime._session._outcome import effect_done
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._kernel._host import SessionHost
+
+__all__ = ["start_call"]
+
+
+def start_call(
+    host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int, call: Call
+) -> Any:
+    """Start ``call`` for run ``run_id``; return its asyncio task (None: on the I/O pool).
+
+    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``.
+    """
+    deliver = _Deliver(host, ref, run_id, token)
+    var = None if call.var is None else (call.var, call.value)
+    if _is_async(call.fn):
+        return host.spawn(call.fn, call.args, deliver, _context(var))
+    host.io_pool.submit(_call_sync, (host, call.fn, call.args, deliver, var), _Finish(deliver))
+    return None
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async def
+    )
+
+
+def _context(var: tuple[ContextVar[Any], Any] | None) -> Any:
+    """A copy of the current context with ``var`` set (None: the task's own)."""
+    if var is None:
+        return None
+    context = copy_context()
+    context.run(var[0].set, var[1])
+    return context
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+class _Deliver:
+    """Send a callback's outcome to its session (from whichever thread the callback ran on)."""
+
+    __slots__ = ("host", "ref", "run_id", "token")
+
+    def __init__(
+        self, host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int
+    ) -> None:
+        self.host = host
+        self.ref = ref
+        self.run_id = run_id
+        self.token = token
+
+    def __call__(self, ok: bool, value: Any) -> None:
+        message = effect_done(self.run_id, self.token, ok, value)
+        # A session that stopped meanwhile has had its runs settled already.
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.ref.tell(message)
+        # At the end of an async callback's task, on the loop: handle it in this same step.
+        self.host.run_now()
+
+
+_PENDING = object()
+
+
+def _call_sync(
+    host: SessionHost,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    deliver: Any,
+    var: tuple[ContextVar[Any], Any] | None,
+) -> Any:
+    if var is None:
+        value = fn(*args)
+    else:
+        token = var[0].set(var[1])
+        try:
+            value = fn(*args)
+        finally:
+            var[0].reset(token)
+    if inspect.isawaitable(value):  # e.g. a partial of an async def: finish on the loop
+        host.spawn(_await, (value,), deliver, _context(var))
+        return _PENDING
+    return value
+
+
+class _Finish:
+    __slots__ = ("deliver",)
+
+    def __init__(self, deliver: _Deliver) -> None:
+        self.deliver = deliver
+
+    def __call__(self, ok: bool, value: Any) -> None:
+        if not (ok and value is _PENDING):
+            self.deliver(ok, value)
