@@ -8,7 +8,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Generator
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
@@ -56,6 +55,8 @@ class MNFuture(pykka.Future[T]):
         self._exc_info: OptExcInfo | None = None
         self._waiters: list[Any] | None = None
         self._callbacks: list[Callable[[MNFuture[T]], object]] | None = None
+        # (loop, asyncio future) per task awaiting this future.
+        self._wakes: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] | None = None
         # Set by set_get_hook(), the only way Pykka (map, filter, join, reduce, stop) makes one.
         self._hooked = False
 
@@ -144,8 +145,18 @@ class MNFuture(pykka.Future[T]):
         if not self._done:
             loop = asyncio.get_running_loop()
             wake: asyncio.Future[None] = loop.create_future()
-            self.add_done_callback(partial(_wake_loop, loop, wake))
-            yield from wake.__await__()
+            with self._lock:
+                if not self._done:
+                    # Kept apart from the callbacks: no partial and no wrapper call per await.
+                    if self._wakes is None:
+                        self._wakes = [(loop, wake)]
+                    else:
+                        self._wakes.append((loop, wake))
+                    done = False
+                else:
+                    done = True
+            if not done:
+                yield from wake.__await__()
         return self._outcome()
 
     __iter__ = __await__
@@ -179,9 +190,13 @@ class MNFuture(pykka.Future[T]):
             self._done = True
             waiters, self._waiters = self._waiters, None
             callbacks, self._callbacks = self._callbacks, None
+            wakes, self._wakes = self._wakes, None
         if waiters:
             for waiter in waiters:
                 waiter.release()
+        if wakes:
+            for loop, wake in wakes:
+                _wake_loop(loop, wake)
         if callbacks:
             for fn in callbacks:
                 _call(fn, self)
@@ -207,9 +222,10 @@ def _call(fn: Callable[[Any], object], future: MNFuture[Any]) -> None:
         logger.exception("future.callback_failed", callback=repr(fn))
 
 
-def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None], _: object) -> None:
+def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None]) -> None:
     if asyncio._get_running_loop() is loop:
-        _set_wake(wake)  # set on the awaiting loop's own thread: no self-pipe write needed
+        if not wake.done():  # set on the awaiting loop's own thread: no self-pipe write needed
+            wake.set_result(None)
         return
     # A closed loop raises RuntimeError: nobody is left to wake.
     with contextlib.suppress(RuntimeError):
