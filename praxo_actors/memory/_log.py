@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from praxo_actors.memory._base import StoreBase, decode_row
+from praxo_actors.memory._base import StoreBase, decode_text
 
 __all__ = [
     "MAX_ENTRIES",
@@ -153,6 +153,11 @@ class SessionLog:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._lock = getattr(store, "_lock", None)
+        # Decided once: whether the store's own hooks may be used (our keys and namespaces are
+        # checked by construction, so the public API's validation walk is skipped).
+        own = isinstance(store, StoreBase)
+        self._own_reads = own and type(store).get_many is StoreBase.get_many
+        self._own_apply = own and type(store).apply is StoreBase.apply
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -160,12 +165,14 @@ class SessionLog:
         if not keys:
             return []
         store = self.store
-        if isinstance(store, StoreBase) and type(store).get_many is StoreBase.get_many:
-            # Our own keys and namespaces: read without the public API's checks and items.
+        if self._own_reads:
             with store._lock:
                 store._check_open()
-                rows = store._read_many(namespace, keys)
-            return [None if row is None else decode_row(row) for row in rows]
+                texts = store._read_texts(namespace, keys)
+            return [
+                None if text is None else decode_text(namespace, key, text)
+                for key, text in zip(keys, texts, strict=True)
+            ]
         get_many = getattr(self.store, "get_many", None)
         if get_many is not None:
             items = get_many(namespace, keys)
@@ -305,6 +312,8 @@ class SessionLog:
             )
         )
         out: dict[str, tuple[str, int] | None] = {}
+        if not ids:
+            return out  # a run that was not durable: no pending run to read
         for sid, doc in zip(ids, self._get_many(PENDING, ids), strict=True):
             pending = _pending(doc)
             out[sid] = None if pending is None else (pending.run_id, pending.entries)
@@ -385,10 +394,10 @@ class SessionLog:
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
-            if isinstance(store, StoreBase) and type(store).apply is StoreBase.apply:
+            if self._own_apply:
                 # Our own documents (constant namespaces, checked ids, JSON built here): written
                 # without the public API's validation walk, a fifth of a commit's cost.
-                rows = [(ns, key, _ENCODER.encode(value).decode()) for ns, key, value in puts]
+                rows = [(ns, key, _text_of(value)) for ns, key, value in puts]
                 with store._lock:
                     store._check_open()
                     store._apply(rows, deletes, store._clock())
@@ -400,6 +409,17 @@ class SessionLog:
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
         return applied, appended
+
+
+def _text_of(value: dict[str, Any]) -> str:
+    """Return the canonical JSON text of one of the log's documents."""
+    if len(value) == 1:
+        # {"record": r}, {"result": r}, {"entry": e}: the text is JSON already; only the
+        # string's own encoding is needed, not a walk of a dict (a third of the encode's cost).
+        ((name, text),) = value.items()
+        if type(text) is str:
+            return f'{{"{name}":{_ENCODER.encode(text).decode()}}}'
+    return _ENCODER.encode(value).decode()
 
 
 def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:
