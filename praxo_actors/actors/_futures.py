@@ -55,7 +55,10 @@ class MNFuture(pykka.Future[T]):
         self._exc_info: OptExcInfo | None = None
         self._waiters: list[Any] | None = None
         self._callbacks: list[Callable[[MNFuture[T]], object]] | None = None
-        # (loop, asyncio future) per task awaiting this future.
+        # The first task awaiting this future: its loop and the asyncio future it awaits.
+        self._wake_loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Future[None] | None = None
+        # (loop, asyncio future) per further task awaiting it.
         self._wakes: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] | None = None
         # Set by set_get_hook(), the only way Pykka (map, filter, join, reduce, stop) makes one.
         self._hooked = False
@@ -146,15 +149,18 @@ class MNFuture(pykka.Future[T]):
             loop = asyncio.get_running_loop()
             wake: asyncio.Future[None] = loop.create_future()
             with self._lock:
-                if not self._done:
-                    # Kept apart from the callbacks: no partial and no wrapper call per await.
-                    if self._wakes is None:
-                        self._wakes = [(loop, wake)]
-                    else:
-                        self._wakes.append((loop, wake))
-                    done = False
+                done = self._done
+                if done:
+                    pass
+                elif self._wake is None:
+                    # Kept apart from the callbacks (no partial, no wrapper call), and the first
+                    # awaiter in two attributes: a list and a tuple per run in flight fewer
+                    # for the collector.
+                    self._wake_loop, self._wake = loop, wake
+                elif self._wakes is None:
+                    self._wakes = [(loop, wake)]
                 else:
-                    done = True
+                    self._wakes.append((loop, wake))
             if not done:
                 yield from wake.__await__()
         return self._outcome()
@@ -190,10 +196,14 @@ class MNFuture(pykka.Future[T]):
             self._done = True
             waiters, self._waiters = self._waiters, None
             callbacks, self._callbacks = self._callbacks, None
+            wake_loop, wake, self._wake_loop, self._wake = self._wake_loop, self._wake, None, None
             wakes, self._wakes = self._wakes, None
         if waiters:
             for waiter in waiters:
                 waiter.release()
+        if wake is not None:
+            assert wake_loop is not None
+            _wake_loop(wake_loop, wake)
         if wakes:
             for loop, wake in wakes:
                 _wake_loop(loop, wake)
