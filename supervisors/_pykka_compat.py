@@ -68,8 +68,8 @@ __all__ = [
     "answer_dead",
     "call_handle_failure",
     "call_stop",
+    "future_defaults",
     "init_actor",
-    "init_future",
     "install_exit_watcher",
     "loop_ended",
     "loop_running",
@@ -88,6 +88,7 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound=type[pykka.Actor])
+F = TypeVar("F", bound=type[pykka.Future[Any]])
 
 HOOKS: dict[str, tuple[str, ...]] = {
     "_create_actor_inbox": (),
@@ -157,13 +158,15 @@ def init_actor(actor: pykka.Actor, inbox: ActorInbox, stopped: threading.Event) 
 _UNSET = _Unset()
 
 
-def init_future(future: pykka.Future[Any]) -> None:
-    """Set what ``pykka.Future.__init__`` sets, sharing one "no hook result yet" marker.
+def future_defaults(cls: F) -> F:
+    """Give a future class, as class attributes, what ``pykka.Future.__init__`` sets.
 
-    Pykka makes a marker object per future; it is only ever tested with ``isinstance``.
+    For a future kind whose ``__init__`` does not call Pykka's: its futures then set nothing
+    of Pykka's until a get hook is set (the values are only read, or replaced per instance).
     """
-    future._get_hook = None
-    future._get_hook_result = _UNSET
+    cls._get_hook = None  # type: ignore[misc]
+    cls._get_hook_result = _UNSET  # type: ignore[misc]
+    return cls
 
 
 def start_loop(actor: pykka.Actor) -> None:
@@ -202,15 +205,16 @@ def run_messages(actor: pykka.Actor, take: Callable[[], Envelope[Any] | None]) -
     What :func:`loop_running` does, with the same outcome for every message: Pykka's own
     messages (stop, proxy calls) still go through its receive hook. For the rest it skips the
     hook's four type tests and a method call per message, and the loop's attribute lookups per
-    message. An actor whose class (or instance) replaces the receive hook runs Pykka's loop
-    itself, as :func:`loop_running`: its mailbox's ``get`` must end the turn by raising.
+    message. An actor whose class replaces the receive hook runs Pykka's loop itself, as
+    :func:`loop_running`: its mailbox's ``get`` must end the turn by raising.
 
     Returns:
         True when ``take()`` returned None (the turn is over: no exception raised to end it),
         False once the actor has stopped.
     """
-    hooked = type(actor)._handle_receive is not _PYKKA_HANDLE_RECEIVE
-    if hooked or "_handle_receive" in vars(actor):
+    # The class, not the instance: reading an actor's __dict__ would make it a dict object,
+    # one more per actor for the collector.
+    if type(actor)._handle_receive is not _PYKKA_HANDLE_RECEIVE:
         actor._actor_loop_running()
         return False
     stopped = actor.actor_stopped

@@ -306,14 +306,14 @@ class SessionLog:
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
     ) -> dict[str, tuple[str, int] | None]:
         """The run pending per session these writes touch (its id and entries), as stored."""
+        if not appends and all(c.journal < 0 for c in commits):
+            return {}  # runs that were not durable: no pending run to read
         ids = list(
             dict.fromkeys(
                 [a.session_id for a in appends] + [c.session_id for c in commits if c.journal >= 0]
             )
         )
         out: dict[str, tuple[str, int] | None] = {}
-        if not ids:
-            return out  # a run that was not durable: no pending run to read
         for sid, doc in zip(ids, self._get_many(PENDING, ids), strict=True):
             pending = _pending(doc)
             out[sid] = None if pending is None else (pending.run_id, pending.entries)

@@ -8,7 +8,7 @@ import inspect
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pykka
 import pytest
@@ -301,7 +301,7 @@ def test_run_messages_keeps_a_replaced_receive_hook() -> None:
     """A class that replaces Pykka's receive hook gets Pykka's loop, hook and all."""
 
     class Hooked(compat.ReceiveHooks, _ByHand):
-        seen: list[Any] = []
+        seen: ClassVar[list[Any]] = []
 
         def _supervisors_receive(self, message: Any) -> Any:
             self.seen.append(message)
@@ -316,3 +316,24 @@ def test_run_messages_keeps_a_replaced_receive_hook() -> None:
     assert answer.get(timeout=TIMEOUT) == 6
     assert actor.seen == [3]
     compat.stop_now(actor)
+
+
+def test_future_defaults_stand_in_for_pykkas_future_init() -> None:
+    """A future class whose __init__ skips Pykka's still takes a get hook and answers get()."""
+
+    @compat.future_defaults
+    class Bare(pykka.Future[int]):
+        def __init__(self) -> None:
+            pass  # no pykka.Future.__init__: the class attributes stand in for it
+
+    future = Bare()
+    calls: list[float | None] = []
+
+    def hook(timeout: float | None) -> int:
+        calls.append(timeout)
+        return 7
+
+    future.set_get_hook(hook)
+    assert future.get(timeout=TIMEOUT) == 7
+    assert future.get(timeout=TIMEOUT) == 7
+    assert calls == [TIMEOUT]  # the hook's result is kept per future, as Pykka keeps it
