@@ -159,6 +159,7 @@ class LoopScheduler:
                 self._scheduled = False
                 pending, self._pending = self._pending, None
                 return pending
+            self._scheduled = True  # an eager drain may have started with none scheduled
             if self._pending is None:
                 self._pending = self._loop.call_soon(self._drain)
         return None
