@@ -342,7 +342,7 @@ class SessionLog:
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
             pending_runs[sid] = (pending.run_id, pending.entries)
             appended.append(True)
-        ids = list(dict.fromkeys(c.session_id for c in commits))
+        ids = list(dict.fromkeys([c.session_id for c in commits]))
         heads: dict[str, list[int]] = {}
         if ids:
             headless: list[str] = []
@@ -350,10 +350,11 @@ class SessionLog:
                 if head is None:
                     headless.append(sid)  # new, or written by 0.1: at its snapshot's version
                 else:
-                    heads[sid] = [_int(head, "version"), _int(head, "base"), _int(head, "results")]
-            for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
-                base = _int(snap, "version") if snap is not None else 0
-                heads[sid] = [base, base, 0]
+                    heads[sid] = [_int(head, name) for name in HEAD_FIELDS]
+            if headless:
+                for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
+                    base = _int(snap, "version") if snap is not None else 0
+                    heads[sid] = [base, base, 0]
         applied: list[bool] = []
         touched: set[str] = set()
         for commit in commits:
@@ -397,7 +398,7 @@ class SessionLog:
             if self._own_apply:
                 # Our own documents (constant namespaces, checked ids, JSON built here): written
                 # without the public API's validation walk, a fifth of a commit's cost.
-                rows = [(ns, key, _text_of(value)) for ns, key, value in puts]
+                rows = [(ns, key, _text_of(ns, value)) for ns, key, value in puts]
                 with store._lock:
                     store._check_open()
                     store._apply(rows, deletes, store._clock())
@@ -411,8 +412,12 @@ class SessionLog:
         return applied, appended
 
 
-def _text_of(value: dict[str, Any]) -> str:
+def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:
     """Return the canonical JSON text of one of the log's documents."""
+    if namespace is HEADS:
+        # Three ints, keys in sorted order: the text the encoder would write, without its walk.
+        base, results, version = value["base"], value["results"], value["version"]
+        return f'{{"base":{base},"results":{results},"version":{version}}}'
     if len(value) == 1:
         # {"record": r}, {"result": r}, {"entry": e}: the text is JSON already; only the
         # string's own encoding is needed, not a walk of a dict (a third of the encode's cost).
