@@ -55,4 +55,14 @@ def test_read_texts_answers_none_for_missing_keys_and_namespaces(store: StoreBas
     """A key or a namespace with nothing stored reads as None, in the order asked."""
     store.put(("a",), "k", {"v": 1})
     assert store._read_texts(("a",), ["x", "k", "y"]) == [None, '{"v":1}', None]
+    assert store._read_texts(("a",), ["k"]) == ['{"v":1}']
+    assert store._read_texts(("a",), ["x"]) == [None]
     assert store._read_texts(("none",), ["k", "k"]) == [None, None]
+
+
+def test_read_texts_reads_more_keys_than_one_statement_takes(store: StoreBase) -> None:
+    """Two thousand keys, half of them stored, read back in the order asked."""
+    store.put_many((("b",), f"k{i}", {"i": i}) for i in range(0, 2000, 2))
+    keys = [f"k{i}" for i in reversed(range(2000))]
+    expected = [None if i % 2 else f'{{"i":{i}}}' for i in reversed(range(2000))]
+    assert store._read_texts(("b",), keys) == expected
