@@ -24,6 +24,13 @@ sessions. Measured: the server process's CPU seconds per request (utime + stime 
 ``/proc/<pid>/stat`` before and after) and requests per second. Each session's replies are
 checked (the k-th run of a session holds 2k messages). Target: the runtime variant's CPU per
 request <= 1.2x the direct variant's. Traffic goes only to 127.0.0.1.
+
+Each server also answers ``POST /bench/mark/{ready,start,end}``, which the client calls before
+the warm-up and around the timed requests: the garbage collector's time (``gc.callbacks``) and
+collections in the timed phase, as a share of the server's CPU in it, and the objects the
+collector tracks per session (after ``gc.collect()``, the end against the start of the
+warm-up), each shown next to the floor's (``direct``, or ``fastapi-direct``). Both sides keep
+every session's history, so the tracked objects beyond the floor's are the runtime's own.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import json
 import os
@@ -60,6 +68,51 @@ TARGET = 1.2
 
 
 # -- the server (in its own process) -------------------------------------------------------
+
+
+class GCClock:
+    """Add up the CPU time and the number of the collector's passes (``gc.callbacks``).
+
+    A pass runs on the thread whose allocation triggered it, so that thread's CPU clock times
+    it: other processes on a busy machine do not stretch it as they stretch a wall clock.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = 0
+        self.full = 0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+            return
+        self.seconds += time.thread_time() - self._started
+        self.collections += 1
+        self.full += info.get("generation") == 2
+
+
+def add_marks(app: Any) -> None:
+    """Answer ``POST /bench/mark/{name}`` with the collector's clock, CPU and tracked objects."""
+    from starlette.requests import Request as HTTPRequest
+    from starlette.responses import JSONResponse
+
+    clock = GCClock()
+
+    async def mark(request: HTTPRequest) -> JSONResponse:
+        snapshot: dict[str, Any] = {
+            "gc_s": clock.seconds,
+            "collections": clock.collections,
+            "full": clock.full,
+            "cpu_s": time.process_time(),
+        }
+        if request.path_params["name"] in ("ready", "end"):
+            gc.collect()  # after the snapshot: its own time is not counted
+            snapshot["tracked"] = len(gc.get_objects())
+        return JSONResponse(snapshot)
+
+    app.add_route("/bench/mark/{name}", mark, methods=["POST"])
 
 
 def create_fastapi_app(variant: str, report: dict[str, Any], port: int) -> Any:
@@ -208,6 +261,7 @@ def serve(variant: str) -> None:
     sock.listen(1024)
     report: dict[str, Any] = {"variant": variant}
     app = create_app(variant, report, sock.getsockname()[1])
+    add_marks(app)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -319,14 +373,24 @@ async def drive(
             workers = min(concurrency, len(jobs))
             await asyncio.gather(*(worker(clients[w % len(clients)]) for w in range(workers)))
 
+        async def mark(name: str) -> dict[str, Any]:
+            reply = await clients[0].post(f"/bench/mark/{name}")
+            if reply.status_code != 200:
+                raise ServerFailed(f"mark {name}: {reply.status_code}: {reply.text[:300]}")
+            answer: dict[str, Any] = reply.json()
+            return answer
+
+        ready = await mark("ready")
         await batch(range(warmup))
         latencies.clear()
+        start = await mark("start")
         with profiler.phase("server"):
             cpu0, own0 = proc_cpu_seconds(pid), time.process_time()
             t0 = time.perf_counter()
             await batch(range(warmup, warmup + requests))
             wall = time.perf_counter() - t0
             cpu, own = proc_cpu_seconds(pid) - cpu0, time.process_time() - own0
+        end = await mark("end")
     for sid, seen in counts.items():
         if sorted(seen) != [2 * k for k in range(1, len(seen) + 1)]:
             raise ServerFailed(f"session {sid}: message counts {sorted(seen)}")
@@ -338,6 +402,11 @@ async def drive(
         "p99_ms": ordered[int(len(ordered) * 0.99)] * 1e3,
         "client_cpu_per_request": own / requests,
         "wall": wall,
+        # The collector, in the timed phase, against the server's own CPU in it.
+        "gc_share": (end["gc_s"] - start["gc_s"]) / max(end["cpu_s"] - start["cpu_s"], 1e-9),
+        "gc_collections": end["collections"] - start["collections"],
+        "gc_full": end["full"] - start["full"],
+        "tracked_per_session": (end["tracked"] - ready["tracked"]) / sessions,
     }
 
 
@@ -479,6 +548,7 @@ def main() -> int:
         median["runtime"]["cpu_per_request"] - median["direct"]["cpu_per_request"]
     ) * 1e6
     print(f"  the runtime's own cost per request: {runtime_extra:,.0f} µs of server CPU")
+    print_collector(median)
     print(f"  {others.note()}")
     for variant in VARIANTS:
         profile = results[variant][0].get("profile") or {}
@@ -488,6 +558,23 @@ def main() -> int:
             print(f"  profile of the {variant} server, its first round (timings perturbed):")
             print_profile(profile["server"], indent="    ")
     return 0
+
+
+def print_collector(median: dict[str, dict[str, float]]) -> None:
+    """Print the collector's share of each server's CPU and its tracked objects per session."""
+    print(
+        f"\n  the collector, timed phase: {'variant':<17} {'gc share':>9} {'floor':>7} "
+        f"{'passes':>7} {'full':>5}   tracked/session {'floor':>7} {'beyond':>7}"
+    )
+    for variant in VARIANTS:
+        m = median[variant]
+        floor = median["fastapi-direct" if variant in FASTAPI else "direct"]
+        beyond = m["tracked_per_session"] - floor["tracked_per_session"]
+        print(
+            f"  {'':<28}{variant:<17} {m['gc_share']:9.1%} {floor['gc_share']:7.1%} "
+            f"{m['gc_collections']:7.0f} {m['gc_full']:5.0f}   {m['tracked_per_session']:15.1f} "
+            f"{floor['tracked_per_session']:7.1f} {beyond:7.1f}"
+        )
 
 
 if __name__ == "__main__":

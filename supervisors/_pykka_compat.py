@@ -38,6 +38,8 @@ any actor kind, costs no thread per actor, and tells a normal stop from a crash;
 from __future__ import annotations
 
 import abc
+import logging
+import sys
 import uuid
 from collections.abc import Callable
 from types import TracebackType
@@ -45,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
 from pykka._future import _Unset
-from pykka.messages import ProxyGetAttr, _ActorStop
+from pykka.messages import ProxyCall, ProxyGetAttr, ProxySetAttr, _ActorStop
 
 if TYPE_CHECKING:
     import threading
@@ -66,8 +68,8 @@ __all__ = [
     "answer_dead",
     "call_handle_failure",
     "call_stop",
+    "future_defaults",
     "init_actor",
-    "init_future",
     "install_exit_watcher",
     "loop_ended",
     "loop_running",
@@ -77,6 +79,7 @@ __all__ = [
     "receive",
     "registry_list",
     "report_failure",
+    "run_messages",
     "start_loop",
     "stop_now",
     "stopped_outside_exits",
@@ -85,6 +88,7 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound=type[pykka.Actor])
+F = TypeVar("F", bound=type[pykka.Future[Any]])
 
 HOOKS: dict[str, tuple[str, ...]] = {
     "_create_actor_inbox": (),
@@ -154,13 +158,15 @@ def init_actor(actor: pykka.Actor, inbox: ActorInbox, stopped: threading.Event) 
 _UNSET = _Unset()
 
 
-def init_future(future: pykka.Future[Any]) -> None:
-    """Set what ``pykka.Future.__init__`` sets, sharing one "no hook result yet" marker.
+def future_defaults(cls: F) -> F:
+    """Give a future class, as class attributes, what ``pykka.Future.__init__`` sets.
 
-    Pykka makes a marker object per future; it is only ever tested with ``isinstance``.
+    For a future kind whose ``__init__`` does not call Pykka's: its futures then set nothing
+    of Pykka's until a get hook is set (the values are only read, or replaced per instance).
     """
-    future._get_hook = None
-    future._get_hook_result = _UNSET
+    cls._get_hook = None  # type: ignore[misc]
+    cls._get_hook_result = _UNSET  # type: ignore[misc]
+    return cls
 
 
 def start_loop(actor: pykka.Actor) -> None:
@@ -180,6 +186,77 @@ def loop_running(actor: pykka.Actor) -> None:
     raises ends the loop, outside Pykka's handler guards.
     """
     actor._actor_loop_running()
+
+
+# Pykka's own messages, which its ``_handle_receive`` answers itself; every other message
+# goes to ``on_receive``.
+_PYKKA_MESSAGES = (_ActorStop, ProxyCall, ProxyGetAttr, ProxySetAttr)
+_PYKKA_HANDLE_RECEIVE = pykka.Actor._handle_receive
+# Where Pykka's loop logs an exception returned to an asker.
+_pykka_logger = logging.getLogger("pykka")
+# The frames a message handler runs under: Pykka's receive hook, and run_messages's own.
+_HANDLER_FRAMES = frozenset({"_handle_receive", "_handle_plain"})
+
+
+def run_messages(actor: pykka.Actor, take: Callable[[], Envelope[Any] | None]) -> bool:
+    """Run Pykka's message loop on the messages ``take()`` returns, plain ones straight to
+    ``on_receive``.
+
+    What :func:`loop_running` does, with the same outcome for every message: Pykka's own
+    messages (stop, proxy calls) still go through its receive hook. For the rest it skips the
+    hook's four type tests and a method call per message, and the loop's attribute lookups per
+    message. An actor whose class replaces the receive hook runs Pykka's loop itself, as
+    :func:`loop_running`: its mailbox's ``get`` must end the turn by raising.
+
+    Returns:
+        True when ``take()`` returned None (the turn is over: no exception raised to end it),
+        False once the actor has stopped.
+    """
+    # The class, not the instance: reading an actor's __dict__ would make it a dict object,
+    # one more per actor for the collector.
+    if type(actor)._handle_receive is not _PYKKA_HANDLE_RECEIVE:
+        actor._actor_loop_running()
+        return False
+    stopped = actor.actor_stopped
+    on_receive = actor.on_receive
+    while not stopped.is_set():
+        envelope = take()
+        if envelope is None:
+            return True
+        message = envelope.message
+        reply_to = envelope.reply_to
+        try:
+            if isinstance(message, _PYKKA_MESSAGES):
+                response = actor._handle_receive(message)
+            else:
+                response = _handle_plain(on_receive, message)
+            if reply_to is not None:
+                reply_to.set(response)
+        except Exception:
+            # Pykka's loop, line for line (pykka/_actor.py, _actor_loop_running).
+            if reply_to is not None:
+                _pykka_logger.info(
+                    f"Exception returned from {actor} to caller:", exc_info=sys.exc_info()
+                )
+                reply_to.set_exception()
+            else:
+                actor._handle_failure(*sys.exc_info())
+                try:
+                    actor.on_failure(*sys.exc_info())
+                except Exception:
+                    actor._handle_failure(*sys.exc_info())
+        except BaseException:
+            exception_value = sys.exc_info()[1]
+            _pykka_logger.debug(f"{exception_value!r} in {actor}. Stopping all actors.")
+            actor._stop()
+            pykka.ActorRegistry.stop_all()
+    return False
+
+
+def _handle_plain(on_receive: Callable[[Any], Any], message: Any) -> Any:
+    # A frame of its own, named in _HANDLER_FRAMES: raised_by_handler tells by it that an
+    # exception came out of a message handler, as it tells by Pykka's _handle_receive.
+    return on_receive(message)
 
 
 def loop_teardown(actor: pykka.Actor) -> None:
@@ -371,7 +448,7 @@ def raised_by_handler(exception: BaseException) -> bool:
     """Return whether ``exception`` came out of a message handler (Pykka's receive hook)."""
     traceback = exception.__traceback__
     while traceback is not None:
-        if traceback.tb_frame.f_code.co_name == "_handle_receive":
+        if traceback.tb_frame.f_code.co_name in _HANDLER_FRAMES:
             return True
         traceback = traceback.tb_next
     return False

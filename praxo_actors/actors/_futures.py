@@ -8,7 +8,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Generator
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pykka
@@ -30,6 +29,7 @@ _LOCKS = tuple(threading.Lock() for _ in range(64))
 T = TypeVar("T")
 
 
+@compat.future_defaults
 class MNFuture(pykka.Future[T]):
     """The future of an :class:`~praxo_actors.actors.MNActor`'s replies.
 
@@ -45,19 +45,27 @@ class MNFuture(pykka.Future[T]):
     made only when one waits.
     """
 
+    # The state of a new future, as class attributes: an instance sets only what changes (a
+    # third of the cost of making one, and one is made per ask).
+    _done = False
+    _value: Any = None
+    _exc_info: OptExcInfo | None = None
+    _waiters: list[Any] | None = None
+    _callbacks: list[Callable[[MNFuture[T]], object]] | None = None
+    # The first task awaiting this future: its loop and the asyncio future it awaits.
+    _wake_loop: asyncio.AbstractEventLoop | None = None
+    _wake: asyncio.Future[None] | None = None
+    # (loop, asyncio future) per further task awaiting it.
+    _wakes: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] | None = None
+    # Set by set_get_hook(), the only way Pykka (map, filter, join, reduce, stop) makes one.
+    _hooked = False
+
     def __init__(self) -> None:
-        # Not pykka.Future.__init__: it makes an object per future only to mark "no hook result".
-        compat.init_future(self)
+        # Not pykka.Future.__init__: it makes an object per future only to mark "no hook result"
+        # (compat.future_defaults gives the class what it sets).
         # A lock shared with other futures (held only for a few assignments, never while
         # calling out): a lock of its own would be one more object per ask for the collector.
         self._lock = _LOCKS[(id(self) >> 4) % len(_LOCKS)]
-        self._done = False
-        self._value: Any = None
-        self._exc_info: OptExcInfo | None = None
-        self._waiters: list[Any] | None = None
-        self._callbacks: list[Callable[[MNFuture[T]], object]] | None = None
-        # Set by set_get_hook(), the only way Pykka (map, filter, join, reduce, stop) makes one.
-        self._hooked = False
 
     def __repr__(self) -> str:
         return f"<MNFuture {'done' if self._done else 'pending'}>"
@@ -144,8 +152,21 @@ class MNFuture(pykka.Future[T]):
         if not self._done:
             loop = asyncio.get_running_loop()
             wake: asyncio.Future[None] = loop.create_future()
-            self.add_done_callback(partial(_wake_loop, loop, wake))
-            yield from wake.__await__()
+            with self._lock:
+                done = self._done
+                if done:
+                    pass
+                elif self._wake is None:
+                    # Kept apart from the callbacks (no partial, no wrapper call), and the first
+                    # awaiter in two attributes: a list and a tuple per run in flight fewer
+                    # for the collector.
+                    self._wake_loop, self._wake = loop, wake
+                elif self._wakes is None:
+                    self._wakes = [(loop, wake)]
+                else:
+                    self._wakes.append((loop, wake))
+            if not done:
+                yield from wake.__await__()
         return self._outcome()
 
     __iter__ = __await__
@@ -179,9 +200,17 @@ class MNFuture(pykka.Future[T]):
             self._done = True
             waiters, self._waiters = self._waiters, None
             callbacks, self._callbacks = self._callbacks, None
+            wake_loop, wake, self._wake_loop, self._wake = self._wake_loop, self._wake, None, None
+            wakes, self._wakes = self._wakes, None
         if waiters:
             for waiter in waiters:
                 waiter.release()
+        if wake is not None:
+            assert wake_loop is not None
+            _wake_loop(wake_loop, wake)
+        if wakes:
+            for loop, wake in wakes:
+                _wake_loop(loop, wake)
         if callbacks:
             for fn in callbacks:
                 _call(fn, self)
@@ -207,9 +236,10 @@ def _call(fn: Callable[[Any], object], future: MNFuture[Any]) -> None:
         logger.exception("future.callback_failed", callback=repr(fn))
 
 
-def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None], _: object) -> None:
+def _wake_loop(loop: asyncio.AbstractEventLoop, wake: asyncio.Future[None]) -> None:
     if asyncio._get_running_loop() is loop:
-        _set_wake(wake)  # set on the awaiting loop's own thread: no self-pipe write needed
+        if not wake.done():  # set on the awaiting loop's own thread: no self-pipe write needed
+            wake.set_result(None)
         return
     # A closed loop raises RuntimeError: nobody is left to wake.
     with contextlib.suppress(RuntimeError):

@@ -14,15 +14,17 @@ through :mod:`supervisors._pykka_compat` (the one module that names Pykka's priv
   when the mailbox drains). Putting into an idle mailbox puts the actor on its scheduler's ready
   queue; the actor is on that queue or running, never both, so one thread at a time runs it and
   its messages are handled in FIFO order.
-- ``_start_actor_loop`` queues the actor's first turn. A turn runs Pykka's own loop methods
-  unchanged: ``_actor_loop_setup`` (``on_start``, failures to ``_handle_failure``) on the first
-  turn, then ``_actor_loop_running``, whose ``inbox.get()`` ends the turn (by raising a private
-  signal outside Pykka's handler guards) when the mailbox is empty or ``batch`` messages (64 by
-  default) have run; the actor then goes to the back of the ready queue, which keeps the
-  scheduler fair. When the actor stops, ``_actor_loop_teardown`` answers what is left with
-  ``ActorDeadError``. So ``_handle_receive``, ``_handle_failure``, ``on_failure``, ``_stop`` and
-  the ``ActorRegistry`` bookkeeping behave exactly as for a ``ThreadingActor``, and code that
-  hooks them (supervisors) works with both kinds.
+- ``_start_actor_loop`` queues the actor's first turn. A turn runs Pykka's own
+  ``_actor_loop_setup`` (``on_start``, failures to ``_handle_failure``) on the first turn, then
+  Pykka's message loop as :func:`supervisors._pykka_compat.run_messages` runs it: a plain
+  message goes straight to ``on_receive`` (Pykka's stop and proxy messages, and every message
+  of a class that replaces ``_handle_receive``, still go through that hook), with Pykka's
+  answers and failure handling line for line. The turn ends when the mailbox is empty or
+  ``batch`` messages (64 by default) have run; the actor then goes to the back of the ready
+  queue, which keeps the scheduler fair. When the actor stops, ``_actor_loop_teardown``
+  answers what is left with ``ActorDeadError``. So ``_handle_failure``, ``on_failure``,
+  ``_stop`` and the ``ActorRegistry`` bookkeeping behave exactly as for a ``ThreadingActor``,
+  and code that hooks them (supervisors) works with both kinds.
 - ``_create_future`` returns :class:`MNFuture`, awaitable from asyncio without blocking the loop.
 - ``actor_stopped`` is the mailbox itself, a ``threading.Event`` whose condition is made only
   when someone waits on it (Pykka never does): a plain ``Event`` costs ~1.2 KB.
@@ -166,6 +168,17 @@ class _Inbox(threading.Event):
             raise _Yield
         return q.popleft()
 
+    def _take(self) -> Envelope[Any] | None:
+        # get() without the exception: the fast loop ends the turn on None (raising and
+        # catching _Yield cost a turn ~1 µs).
+        if self._budget <= 0:
+            return None
+        self._budget -= 1
+        q = self._q
+        if not q:
+            return None
+        return q.popleft()
+
     def empty(self) -> bool:
         return not self._q
 
@@ -190,20 +203,26 @@ class _Inbox(threading.Event):
                 # put() treats _STARTING like _QUEUED, so this needs no lock.
                 self._state = _QUEUED
                 compat.loop_setup(actor)
-            compat.loop_running(actor)
+            if compat.run_messages(actor, self._take):
+                self._end_turn()
+                return
         except _Yield:
-            with sched._lock:
-                if self._q:
-                    sched._ready.append(self)
-                else:
-                    self._q = None
-                    self._state = _IDLE
+            self._end_turn()
             return
         except Exception:
             self._crash(actor, stop_all=False)
         except BaseException:
             self._crash(actor, stop_all=True)
         self._finish(actor)
+
+    def _end_turn(self) -> None:
+        sched = self._sched
+        with sched._lock:
+            if self._q:
+                sched._ready.append(self)
+            else:
+                self._q = None
+                self._state = _IDLE
 
     def _crash(self, actor: MNActor, *, stop_all: bool) -> None:
         logger.error("actor.crashed", actor=str(actor), exc_info=True)

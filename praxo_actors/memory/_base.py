@@ -21,7 +21,7 @@ from praxo_actors._errors import JSONError, MemoryStoreError, PraxoError
 from praxo_actors.core import encode_json
 from praxo_actors.memory._item import Item
 
-__all__ = ["Clock", "Namespace", "Store", "StoreBase", "decode_row"]
+__all__ = ["Clock", "Namespace", "Store", "StoreBase", "decode_row", "decode_text"]
 
 Namespace = tuple[str, ...]
 """A namespace: a non-empty tuple of non-empty labels, e.g. ``("users", "ada", "notes")``."""
@@ -176,12 +176,20 @@ def decode_row(row: _Row) -> dict[str, Any]:
     Raises:
         PraxoError: ``STORE_FAILED`` when the stored text is not a JSON object.
     """
+    return decode_text(row.namespace, row.key, row.text)
+
+
+def decode_text(namespace: Namespace, key: str, text: str) -> dict[str, Any]:
+    """Return the value of the text stored under ``namespace`` and ``key`` (see :func:`decode_row`).
+
+    Raises:
+        PraxoError: ``STORE_FAILED`` when the stored text is not a JSON object.
+    """
     try:
-        return _decode_value(row.text)
+        return _decode_value(text)
     except (msgspec.DecodeError, TypeError) as exc:
         raise PraxoError(
-            "STORE_FAILED",
-            f"the value stored under {row.namespace!r}, {row.key!r} is damaged: {exc}",
+            "STORE_FAILED", f"the value stored under {namespace!r}, {key!r} is damaged: {exc}"
         ) from None
 
 
@@ -399,6 +407,10 @@ class StoreBase(abc.ABC):
     def _read_many(self, namespace: Namespace, keys: list[str]) -> list[_Row | None]:
         """Return one row (or None) per key; a backend with queries makes it one."""
         return [self._read(namespace, key) for key in keys]
+
+    def _read_texts(self, namespace: Namespace, keys: list[str]) -> list[str | None]:
+        """Return the stored text (or None) per key: a read that needs no stamps."""
+        return [None if row is None else row.text for row in self._read_many(namespace, keys)]
 
     @abc.abstractmethod
     def _write(self, namespace: Namespace, key: str, text: str, now_ns: int) -> None:

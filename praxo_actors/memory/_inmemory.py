@@ -34,6 +34,14 @@ class InMemoryStore(StoreBase):
         found = None if rows is None else rows.get(key)
         return None if found is None else _Row(namespace, key, *found)
 
+    def _read_texts(self, namespace: Namespace, keys: list[str]) -> list[str | None]:
+        # The session log's reads (heads, pending runs): no _Row built per key only to be dropped.
+        rows = self._data.get(namespace)
+        if rows is None:
+            return [None] * len(keys)
+        found = [rows.get(key) for key in keys]
+        return [None if row is None else row[0] for row in found]
+
     def _remove(self, namespace: Namespace, key: str) -> bool:
         rows = self._data.get(namespace)
         if rows is None or rows.pop(key, None) is None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from praxo_actors.memory._base import StoreBase, decode_row
+from praxo_actors.memory._base import StoreBase, decode_text
 
 __all__ = [
     "MAX_ENTRIES",
@@ -153,6 +153,11 @@ class SessionLog:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._lock = getattr(store, "_lock", None)
+        # Decided once: whether the store's own hooks may be used (our keys and namespaces are
+        # checked by construction, so the public API's validation walk is skipped).
+        own = isinstance(store, StoreBase)
+        self._own_reads = own and type(store).get_many is StoreBase.get_many
+        self._own_apply = own and type(store).apply is StoreBase.apply
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -160,12 +165,14 @@ class SessionLog:
         if not keys:
             return []
         store = self.store
-        if isinstance(store, StoreBase) and type(store).get_many is StoreBase.get_many:
-            # Our own keys and namespaces: read without the public API's checks and items.
+        if self._own_reads:
             with store._lock:
                 store._check_open()
-                rows = store._read_many(namespace, keys)
-            return [None if row is None else decode_row(row) for row in rows]
+                texts = store._read_texts(namespace, keys)
+            return [
+                None if text is None else decode_text(namespace, key, text)
+                for key, text in zip(keys, texts, strict=True)
+            ]
         get_many = getattr(self.store, "get_many", None)
         if get_many is not None:
             items = get_many(namespace, keys)
@@ -299,6 +306,8 @@ class SessionLog:
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
     ) -> dict[str, tuple[str, int] | None]:
         """The run pending per session these writes touch (its id and entries), as stored."""
+        if not appends and all(c.journal < 0 for c in commits):
+            return {}  # runs that were not durable: no pending run to read
         ids = list(
             dict.fromkeys(
                 [a.session_id for a in appends] + [c.session_id for c in commits if c.journal >= 0]
@@ -333,7 +342,7 @@ class SessionLog:
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
             pending_runs[sid] = (pending.run_id, pending.entries)
             appended.append(True)
-        ids = list(dict.fromkeys(c.session_id for c in commits))
+        ids = list(dict.fromkeys([c.session_id for c in commits]))
         heads: dict[str, list[int]] = {}
         if ids:
             headless: list[str] = []
@@ -341,10 +350,11 @@ class SessionLog:
                 if head is None:
                     headless.append(sid)  # new, or written by 0.1: at its snapshot's version
                 else:
-                    heads[sid] = [_int(head, "version"), _int(head, "base"), _int(head, "results")]
-            for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
-                base = _int(snap, "version") if snap is not None else 0
-                heads[sid] = [base, base, 0]
+                    heads[sid] = [_int(head, name) for name in HEAD_FIELDS]
+            if headless:
+                for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
+                    base = _int(snap, "version") if snap is not None else 0
+                    heads[sid] = [base, base, 0]
         applied: list[bool] = []
         touched: set[str] = set()
         for commit in commits:
@@ -385,10 +395,10 @@ class SessionLog:
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
-            if isinstance(store, StoreBase) and type(store).apply is StoreBase.apply:
+            if self._own_apply:
                 # Our own documents (constant namespaces, checked ids, JSON built here): written
                 # without the public API's validation walk, a fifth of a commit's cost.
-                rows = [(ns, key, _ENCODER.encode(value).decode()) for ns, key, value in puts]
+                rows = [(ns, key, _text_of(ns, value)) for ns, key, value in puts]
                 with store._lock:
                     store._check_open()
                     store._apply(rows, deletes, store._clock())
@@ -400,6 +410,21 @@ class SessionLog:
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
         return applied, appended
+
+
+def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:
+    """Return the canonical JSON text of one of the log's documents."""
+    if namespace is HEADS:
+        # Three ints, keys in sorted order: the text the encoder would write, without its walk.
+        base, results, version = value["base"], value["results"], value["version"]
+        return f'{{"base":{base},"results":{results},"version":{version}}}'
+    if len(value) == 1:
+        # {"record": r}, {"result": r}, {"entry": e}: the text is JSON already; only the
+        # string's own encoding is needed, not a walk of a dict (a third of the encode's cost).
+        ((name, text),) = value.items()
+        if type(text) is str:
+            return f'{{"{name}":{_ENCODER.encode(text).decode()}}}'
+    return _ENCODER.encode(value).decode()
 
 
 def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:

@@ -224,6 +224,27 @@ class SQLiteStore(StoreBase):
         return [found.get(key) for key in keys]
 
     @_guarded
+    def _read_texts(self, namespace: Namespace, keys: list[str]) -> list[str | None]:
+        # The session log's reads: the text alone, and one key (a commit's head) by the
+        # single-row statement, which SQLite's statement cache keeps compiled.
+        ns = _encode_ns(namespace)
+        if len(keys) == 1:
+            found = self._conn.execute(
+                f"SELECT value FROM {_TABLE} WHERE namespace = ? AND key = ?", (ns, keys[0])
+            ).fetchone()
+            return [None if found is None else found[0]]
+        texts: dict[str, str] = {}
+        for start in range(0, len(keys), 900):  # as _read_many: well below SQLite's limit
+            chunk = keys[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, value FROM {_TABLE} WHERE namespace = ? AND key IN ({marks})",
+                (ns, *chunk),
+            ).fetchall()
+            texts.update(rows)
+        return [texts.get(key) for key in keys]
+
+    @_guarded
     def _remove(self, namespace: Namespace, key: str) -> bool:
         cursor = self._conn.execute(
             f"DELETE FROM {_TABLE} WHERE namespace = ? AND key = ?", (_encode_ns(namespace), key)

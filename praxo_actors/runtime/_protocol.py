@@ -280,6 +280,7 @@ RuntimeMessage = (
 )
 
 _encoder = msgspec.msgpack.Encoder()
+_BUFFERS = (bytes, bytearray, memoryview)
 _decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(RuntimeMessage)
 _outcome_decoder: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(Outcome)
 
@@ -313,7 +314,7 @@ def decode(data: bytes) -> RuntimeMessage:
     Raises:
         ProtocolError: ``PROTOCOL_INVALID_MESSAGE`` for non-bytes, an unknown tag or a bad shape.
     """
-    if not isinstance(data, bytes | bytearray | memoryview):
+    if type(data) is not bytes and not isinstance(data, _BUFFERS):
         raise ProtocolError(
             "PROTOCOL_INVALID_MESSAGE", f"expected encoded bytes, got {type(data).__name__}"
         )

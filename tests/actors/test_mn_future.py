@@ -133,6 +133,25 @@ def test_a_cancelled_await_leaves_the_setter_unharmed() -> None:
     assert future.get(timeout=0) == 1
 
 
+def test_every_task_awaiting_one_future_wakes_with_its_value() -> None:
+    """Tasks awaiting the same future all get its value, set from another thread or the loop."""
+
+    async def main() -> tuple[list[int], list[int]]:
+        far: MNFuture[int] = MNFuture()
+        near: MNFuture[int] = MNFuture()
+        waiting = [asyncio.create_task(_await(far)) for _ in range(3)]
+        nearby = [asyncio.create_task(_await(near)) for _ in range(2)]
+        await asyncio.sleep(0)  # every task is now suspended on its future
+        setter = threading.Thread(target=far.set, args=(5,))
+        setter.start()
+        near.set(6)
+        results = await asyncio.wait_for(asyncio.gather(*waiting), WAIT)
+        setter.join(WAIT)
+        return results, await asyncio.wait_for(asyncio.gather(*nearby), WAIT)
+
+    assert asyncio.run(main()) == ([5, 5, 5], [6, 6])
+
+
 def test_setting_after_the_loop_closed_raises_nothing() -> None:
     """A future whose awaiting loop has closed can still be set from another thread."""
     future: MNFuture[int] = MNFuture()

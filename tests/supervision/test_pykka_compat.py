@@ -8,7 +8,7 @@ import inspect
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pykka
 import pytest
@@ -248,3 +248,92 @@ def test_ping_is_answered_by_pykka_after_on_start(counting: pykka.ActorRef[Any])
 def test_the_loop_frame_names_threading_actors_loop() -> None:
     """LOOP_FRAME is the function a ThreadingActor's thread runs."""
     assert callable(getattr(pykka.ThreadingActor, compat.LOOP_FRAME))
+
+
+def _taker(inbox: Any) -> Any:
+    """Return a ``take`` for run_messages over ``inbox``'s queue: None once it is empty."""
+    return lambda: inbox.get() if inbox.queue else None
+
+
+def test_run_messages_answers_plain_and_pykka_messages_and_ends_the_turn_on_none() -> None:
+    """Plain asks reach on_receive, PING and proxy calls Pykka's hook; None ends the turn."""
+    ref = _ByHand.start()
+    actor = compat.actor_of(ref)
+    assert isinstance(actor, _ByHand)
+    take = _taker(actor.actor_inbox)
+    plain, ping = ref.ask(21, block=False), ref.ask(compat.PING, block=False)
+    proxied = ref.proxy().on_receive(4)
+    assert compat.run_messages(actor, take) is True  # the turn is over, the actor lives
+    assert plain.get(timeout=TIMEOUT) == 42
+    assert ping.get(timeout=TIMEOUT) == ref.actor_urn
+    assert proxied.get(timeout=TIMEOUT) == 8
+    stop = ref.stop(block=False)
+    assert compat.run_messages(actor, take) is False  # the stop went through Pykka's hook
+    assert stop.get(timeout=TIMEOUT) is True
+    assert actor.events == ["stop"]
+
+
+def test_run_messages_returns_ask_failures_and_reports_tell_failures() -> None:
+    """An ask's exception goes to its asker; a tell's goes to the failure hooks, from a handler."""
+    ref = _ByHand.start()
+    actor = compat.actor_of(ref)
+    assert isinstance(actor, _ByHand)
+    failures: list[BaseException | None] = []
+    handled: list[bool] = []
+
+    def fail(exc_type: Any, exc_value: BaseException | None, tb: Any) -> None:
+        failures.append(exc_value)
+        handled.append(exc_value is not None and compat.raised_by_handler(exc_value))
+        compat.call_handle_failure(actor, originals[1], exc_type, exc_value, tb)
+
+    originals = compat.wrap_exits(actor, lambda: compat.call_stop(actor, None), fail)
+    asked = ref.ask("boom", block=False)
+    ref.tell("boom")
+    assert compat.run_messages(actor, _taker(actor.actor_inbox)) is False
+    with pytest.raises(ValueError, match="boom"):
+        asked.get(timeout=TIMEOUT)
+    assert [type(e) for e in failures] == [ValueError]
+    assert handled == [True]  # the monitors wait for on_failure, as after Pykka's own loop
+    assert actor.actor_stopped.is_set()
+
+
+def test_run_messages_keeps_a_replaced_receive_hook() -> None:
+    """A class that replaces Pykka's receive hook gets Pykka's loop, hook and all."""
+
+    class Hooked(compat.ReceiveHooks, _ByHand):
+        seen: ClassVar[list[Any]] = []
+
+        def _supervisors_receive(self, message: Any) -> Any:
+            self.seen.append(message)
+            return super()._supervisors_receive(message)
+
+    ref = Hooked.start()
+    actor = compat.actor_of(ref)
+    assert isinstance(actor, Hooked)
+    answer = ref.ask(3, block=False)
+    with pytest.raises(IndexError):  # Pykka's loop: the mailbox's own signal ends it
+        compat.run_messages(actor, _taker(actor.actor_inbox))
+    assert answer.get(timeout=TIMEOUT) == 6
+    assert actor.seen == [3]
+    compat.stop_now(actor)
+
+
+def test_future_defaults_stand_in_for_pykkas_future_init() -> None:
+    """A future class whose __init__ skips Pykka's still takes a get hook and answers get()."""
+
+    @compat.future_defaults
+    class Bare(pykka.Future[int]):
+        def __init__(self) -> None:
+            pass  # no pykka.Future.__init__: the class attributes stand in for it
+
+    future = Bare()
+    calls: list[float | None] = []
+
+    def hook(timeout: float | None) -> int:
+        calls.append(timeout)
+        return 7
+
+    future.set_get_hook(hook)
+    assert future.get(timeout=TIMEOUT) == 7
+    assert future.get(timeout=TIMEOUT) == 7
+    assert calls == [TIMEOUT]  # the hook's result is kept per future, as Pykka keeps it
