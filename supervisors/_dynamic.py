@@ -40,11 +40,11 @@ class DynamicSupervisor(SupervisorBase):
     Children are told apart by their refs, not their ids (many children may share a spec).
     A temporary child is forgotten when it ends; a terminated child is always forgotten.
     A running temporary child keeps no record, spec or monitor callback of its own: one table
-    entry (an untracked record) and one monitor callback shared by all of them (a temporary child is never
-    restarted, so its spec is not needed once it runs), so 10,000 idle temporary children add
-    no object for the garbage collector to walk. On stop, every child is asked to stop at once
-    and each is waited for up to its own shutdown time, so many children stop in about the time
-    of the slowest.
+    entry (an untracked record) and one monitor callback shared by all of them (a temporary
+    child is never restarted, so its spec is not needed once it runs), so 10,000 idle temporary
+    children add no object for the garbage collector to walk. On stop, every child is asked to
+    stop at once and each is waited for up to its own shutdown time, so many children stop in
+    about the time of the slowest.
     """
 
     @classmethod

@@ -37,15 +37,17 @@ _WATCH = "_supervisors_watch"
 # each for the collector) and cannot deadlock.
 _lock = threading.Lock()
 # Every monitor's callback, keyed by _slot(its watch's serial, its key): a plain table entry, so
-# that a monitor adds no object of its own to an actor. One int, not a (serial, key) tuple: 32
-# bytes a monitor less, and an idle session has two.
-_callbacks: dict[int, Callable[[Down], None]] = {}
+# that a monitor adds no object of its own to an actor. One int of two 30-bit digits (32 bytes),
+# not a (serial, key) tuple (64 bytes and its ints): an idle session has two monitors.
+_callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
-_KEY_BITS = 64  # keys of one watch count up from 0: 2**64 monitors on one actor is out of reach
+_KEY_BITS = 32
+_KEY_LIMIT = 1 << _KEY_BITS
 
 
-def _slot(serial: int, key: int) -> int:
-    return (serial << _KEY_BITS) | key
+def _slot(serial: int, key: int) -> int | tuple[int, int]:
+    # Past 2**32 monitors on one actor the key is a tuple, which no int slot equals.
+    return (serial << _KEY_BITS) | key if key < _KEY_LIMIT else (serial, key)
 
 
 @dataclass(frozen=True, slots=True)
