@@ -93,3 +93,37 @@ def test_lru_order_holds_over_many_touches() -> None:
     now[0] = 5.0
     table.touch(ids[-1], entries[ids[-1]])
     assert table.passivate_idle(1.0) == 49 and list(table.live) == [ids[-1]]
+
+
+def test_waiters_are_called_once_when_their_session_is_live() -> None:
+    """``when_ready`` waits for an activating entry; ``wake`` calls each waiter once, in order."""
+    table = _table([0.0])
+    entry = table.add("s")
+    calls: list[tuple[str, Any]] = []
+    table.when_ready("s", lambda ref: calls.append(("a", ref)))
+    table.when_ready("s", lambda ref: calls.append(("b", ref)))
+    table.when_ready("t", lambda ref: calls.append(("not live", ref)))
+    assert calls == [("not live", None)]
+    ref = _Ref()
+    entry.ref, entry.backlog = ref, None  # type: ignore[assignment]
+    table.wake(entry, ref)  # type: ignore[arg-type]
+    table.wake(entry, ref)  # type: ignore[arg-type]
+    assert calls == [("not live", None), ("a", ref), ("b", ref)]
+    table.when_ready("s", lambda r: calls.append(("live", r)))
+    assert calls[-1] == ("live", ref) and table.waiters == {}
+
+
+def test_an_abandoned_or_dropped_entry_leaves_no_waiter_behind() -> None:
+    """Waiters of an abandoned entry get None; those of a dropped one go with it."""
+    table = _table([0.0])
+    calls: list[Any] = []
+    abandoned = table.add("a")
+    table.when_ready("a", calls.append)
+    table.wake(abandoned, None)
+    dropped = table.add("d")
+    table.when_ready("d", calls.append)
+    assert table.drop("d", dropped) and "d" not in table
+    assert calls == [None] and table.waiters == {}
+    again = table.add("d")
+    table.when_ready("d", calls.append)
+    assert list(table.waiters) == [again]  # a new entry for the same id has its own waiters

@@ -33,11 +33,12 @@ def _no_runs() -> Mapping[str, RunFuture]:
     return _NO_RUNS
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Entry:
     """One live or activating session: its actor (None while activating) and pending runs.
 
-    ``runs`` is read-only: :meth:`add_run` and :meth:`pop_run` change it.
+    ``runs`` is read-only: :meth:`add_run` and :meth:`pop_run` change it. Compared (and
+    hashed) by identity.
     """
 
     ref: pykka.ActorRef[Any] | None = None
@@ -45,7 +46,6 @@ class Entry:
     last_active: float = 0.0
     # (run id, encoded message) routed while activating; sent in order after the Restore.
     backlog: list[tuple[str, bytes]] | None = None
-    waiters: list[Ready] | None = None
 
     def add_run(self, run_id: str, future: RunFuture) -> None:
         """Add a pending run (the dict is made for the session's first run in flight)."""
@@ -81,6 +81,9 @@ class SessionTable:
         # ~45 bytes more per live session.
         self.live: dict[str, Entry] = {}
         self.user_stops: set[str] = set()
+        # Who waits for an activating entry to be live: kept here, not in a slot of every entry
+        # (four slots, not five, put an entry in the allocator's 64-byte class, not the 80).
+        self.waiters: dict[Entry, list[Ready]] = {}
 
     def __len__(self) -> int:
         return len(self.live)
@@ -109,6 +112,8 @@ class SessionTable:
         if self.live.get(session_id) is not entry:
             return False
         del self.live[session_id]
+        # Gone with its entry, as they were when they were the entry's own.
+        self.waiters.pop(entry, None)
         return True
 
     def when_ready(self, session_id: str, ready: Ready) -> None:
@@ -116,15 +121,12 @@ class SessionTable:
         entry = self.live.get(session_id)
         if entry is None or entry.ref is not None:
             ready(None if entry is None else entry.ref)
-        elif entry.waiters is None:
-            entry.waiters = [ready]
         else:
-            entry.waiters.append(ready)
+            self.waiters.setdefault(entry, []).append(ready)
 
     def wake(self, entry: Entry, ref: pykka.ActorRef[Any] | None) -> None:
         """Call the waiters of an entry that is now live (or abandoned: ``ref`` None)."""
-        waiters, entry.waiters = entry.waiters, None
-        for ready in waiters or ():
+        for ready in self.waiters.pop(entry, ()):
             try:
                 ready(ref)
             except Exception:
