@@ -127,3 +127,35 @@ def test_an_abandoned_or_dropped_entry_leaves_no_waiter_behind() -> None:
     again = table.add("d")
     table.when_ready("d", calls.append)
     assert list(table.waiters) == [again]  # a new entry for the same id has its own waiters
+
+
+def test_a_finished_activation_batch_holds_no_session(monkeypatch: Any) -> None:
+    """Once its sessions are live, an activation batch keeps neither them nor their documents."""
+    from praxo_actors.agent import new_agent_options
+    from praxo_actors.models import Request, Response, message_assistant
+    from praxo_actors.runtime import Runtime
+    from praxo_actors.runtime._kernel import _activation
+
+    batches: list[Any] = []
+
+    class Recorded(_activation._Batch):
+        __slots__ = ()
+
+        def __init__(self, items: list[Any]) -> None:
+            super().__init__(items)
+            batches.append(self)
+
+    monkeypatch.setattr(_activation, "_Batch", Recorded)
+
+    async def zero(_request: Request) -> Response:
+        return Response(message_assistant("ok"))
+
+    with Runtime.start(idle_timeout=None) as rt:
+        rt.register_agent("zero", lambda: new_agent_options(zero))
+        futures = [rt.session(f"s{i}", agent="zero").run("x") for i in range(5)]
+        assert [f.get(timeout=10).output for f in futures] == ["ok"] * 5
+        assert all(rt.session(f"s{i}", agent="zero").live for i in range(5))
+        assert batches and sum(1 for b in batches if b.done) == len(batches)
+        assert [(b.items, b.documents, b.refs) for b in batches] == [([], None, None)] * len(
+            batches
+        )
