@@ -23,7 +23,7 @@ output, so a stray log line cannot break the parse. Sections [targets]:
    [<= 1.5 asks]; from a coroutine on the runtime's loop, CPU time per ``await handle.arun(x)``
    [<= 50 µs], next to direct ``arun_agent`` on the same loop and, when installed,
    autogen-core's ``send_message``.
-4. Live idle sessions: RSS per session [<= 4 KiB].
+4. Live idle sessions: RSS per session [<= 3 KiB].
 5. Passivated sessions in SQLite: reactivation latency p99 [<= 5 ms].
 6. Event fan-out to 10 subscribers [>= 200,000 deliveries/s].
 7. Objects the garbage collector tracks per idle live session [<= 12] and per run in flight
@@ -597,8 +597,8 @@ def idle_memory(n: int, timeout: float) -> None:
             f"{r['per_session'] / 1024:,.2f} KiB",
             "",
             "",
-            "<= 4 KiB",
-            ok(r["per_session"] <= 4096),
+            "<= 3 KiB",
+            ok(r["per_session"] <= 3072),
         )
         row(f"activate them, 5,000 at a time ({label})", seconds(r["activate"]))
         row(f"runtime stop with them all live ({label})", seconds(r["stop"]))

@@ -36,10 +36,18 @@ _WATCH = "_supervisors_watch"
 # while calling out, so one lock for every actor costs less than one per actor (two objects
 # each for the collector) and cannot deadlock.
 _lock = threading.Lock()
-# Every monitor's callback, keyed by (its watch's serial, its key): a plain table entry, so that
-# a monitor adds no object of its own to an actor.
-_callbacks: dict[tuple[int, int], Callable[[Down], None]] = {}
+# Every monitor's callback, keyed by _slot(its watch's serial, its key): a plain table entry, so
+# that a monitor adds no object of its own to an actor. One int of two 30-bit digits (32 bytes),
+# not a (serial, key) tuple (64 bytes and its ints): an idle session has two monitors.
+_callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
+_KEY_BITS = 32
+_KEY_LIMIT = 1 << _KEY_BITS
+
+
+def _slot(serial: int, key: int) -> int | tuple[int, int]:
+    # Past 2**32 monitors on one actor the key is a tuple, which no int slot equals.
+    return (serial << _KEY_BITS) | key if key < _KEY_LIMIT else (serial, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +138,7 @@ def watch_actor(
             if watch.down is None and (watch.entered or not ref.actor_stopped.is_set()):
                 key = watch.next_key
                 watch.next_key += 1
-                _callbacks[(watch.serial, key)] = callback
+                _callbacks[_slot(watch.serial, key)] = callback
                 return watch, key
             if watch.delivering is not None and watch.delivering != threading.get_ident():
                 # Wait for the earlier monitors' Downs to be delivered, so that order holds for
@@ -180,12 +188,9 @@ class _Watch(msgspec.Struct):
     waiter: threading.Event | None = None  # made only for a noproc that must wait
     # Set when the actor ends, for an ExitHooks actor (holding it sooner would track this).
     ref: pykka.ActorRef[Any] | None = None
-    actor: pykka.Actor | None = None
-    event: Any = None
-    original_on_failure: Any = None
-    original_set: Any = None
-    original_stop: Any = None
-    original_failure: Any = None
+    # What wrapping a plain Pykka actor's exits keeps; None for an ExitHooks actor, whose
+    # watch is then 40 bytes smaller than one with the six fields inline.
+    wrapping: _Wrapping | None = None
 
     @classmethod
     def of(cls, actor: pykka.Actor) -> _Watch:
@@ -194,18 +199,16 @@ class _Watch(msgspec.Struct):
         if isinstance(actor, compat.ExitHooks):
             return watch
         watch.ref = actor.actor_ref
-        # Held only until the Down: the wrappers are then removed, and the cycle with them.
-        watch.actor = actor
+        # The actor is held only until the Down: the wrappers are then removed, and the cycle
+        # with them.
+        stopped: Any = actor.actor_stopped
+        wrapping = watch.wrapping = _Wrapping(actor, stopped)
         # The originals are kept as plain functions (None: the class's own), not bound methods:
         # four bound methods would cost ~260 bytes on every monitored actor.
         attrs = actor.__dict__
-        watch.original_on_failure = attrs.get("on_failure")
-        stopped: Any = actor.actor_stopped
-        watch.event = stopped
-        watch.original_set = getattr(stopped, "__dict__", {}).get("set")
-        watch.original_stop, watch.original_failure = compat.wrap_exits(
-            actor, watch.stop, watch.handle_failure
-        )
+        wrapping.on_failure = attrs.get("on_failure")
+        wrapping.set = getattr(stopped, "__dict__", {}).get("set")
+        wrapping.stop, wrapping.failure = compat.wrap_exits(actor, watch.stop, watch.handle_failure)
         attrs["on_failure"] = watch.on_failure
         # An event without a __dict__ gets no backstop; the wrappers still work.
         with contextlib.suppress(TypeError):
@@ -217,23 +220,25 @@ class _Watch(msgspec.Struct):
     def cancel(self, key: int) -> bool:
         """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
         with _lock:
-            found = _callbacks.pop((self.serial, key), None) is not None
-            while self.low < self.next_key and (self.serial, self.low) not in _callbacks:
+            found = _callbacks.pop(_slot(self.serial, key), None) is not None
+            while self.low < self.next_key and _slot(self.serial, self.low) not in _callbacks:
                 self.low += 1
         return found
 
     def rebind(self, key: int, callback: Callable[[Down], None]) -> bool:
         """Give the monitor ``key`` another callback; False if its ``Down`` is on its way."""
         with _lock:
-            if (self.serial, key) not in _callbacks:
+            slot = _slot(self.serial, key)
+            if slot not in _callbacks:
                 return False
-            _callbacks[(self.serial, key)] = callback
+            _callbacks[slot] = callback
         return True
 
     # -- the wrappers, called in the actor's own thread -----------------------------------
 
     def stop(self) -> None:
-        self.stop_through(lambda: compat.call_stop(self.actor, self.original_stop))
+        wrapping = self._wrapping()
+        self.stop_through(lambda: compat.call_stop(wrapping.actor, wrapping.stop))
 
     def stop_through(self, original: Callable[[], None]) -> None:
         self.entered = True
@@ -251,9 +256,10 @@ class _Watch(msgspec.Struct):
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        wrapping = self._wrapping()
         self.fail_through(
             lambda: compat.call_handle_failure(
-                self.actor, self.original_failure, exc_type, exc_value, traceback
+                wrapping.actor, wrapping.failure, exc_type, exc_value, traceback
             ),
             exc_value,
         )
@@ -279,8 +285,9 @@ class _Watch(msgspec.Struct):
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        wrapping = self._wrapping()
         try:
-            self._original(self.actor, "on_failure", self.original_on_failure)(
+            self._original(wrapping.actor, "on_failure", wrapping.on_failure)(
                 exc_type, exc_value, traceback
             )
         finally:
@@ -292,7 +299,8 @@ class _Watch(msgspec.Struct):
             self.finish("crash", self.pending)
 
     def set(self) -> None:
-        self._original(self.event, "set", self.original_set)()
+        wrapping = self._wrapping()
+        self._original(wrapping.event, "set", wrapping.set)()
         self.stopped()
 
     def stopped(self) -> None:
@@ -305,6 +313,12 @@ class _Watch(msgspec.Struct):
             self.entered = True
         exception = sys.exc_info()[1]
         self.finish("normal" if exception is None else "crash", exception)
+
+    def _wrapping(self) -> _Wrapping:
+        # Only the wrappers call this, and they are installed only with a _Wrapping.
+        wrapping = self.wrapping
+        assert wrapping is not None
+        return wrapping
 
     @staticmethod
     def _original(obj: Any, name: str, stored: Any) -> Callable[..., Any]:
@@ -327,7 +341,7 @@ class _Watch(msgspec.Struct):
             callbacks = [
                 callback
                 for key in range(self.low, self.next_key)
-                if (callback := _callbacks.pop((serial, key), None)) is not None
+                if (callback := _callbacks.pop(_slot(serial, key), None)) is not None
             ]
             self.low = self.next_key
             self.delivering = threading.get_ident()
@@ -343,9 +357,10 @@ class _Watch(msgspec.Struct):
                 waiter.set()
 
     def _unwrap(self) -> None:
-        actor, self.actor = self.actor, None
-        if actor is None:
+        wrapping = self.wrapping
+        if wrapping is None or wrapping.actor is None:
             return
+        actor, wrapping.actor = wrapping.actor, None
         compat.unwrap_exits(actor, self.stop, self.handle_failure)
         attrs = actor.__dict__
         if attrs.get("on_failure") == self.on_failure:
@@ -354,6 +369,20 @@ class _Watch(msgspec.Struct):
         with contextlib.suppress(TypeError):
             if vars(stopped).get("set") == self.set:
                 del vars(stopped)["set"]
+
+
+class _Wrapping(msgspec.Struct):
+    """The wrapped actor (until its Down) and the originals its wrappers call.
+
+    The originals are plain functions (None: the class's own), not bound methods.
+    """
+
+    actor: pykka.Actor | None
+    event: Any
+    on_failure: Any = None
+    set: Any = None
+    stop: Any = None
+    failure: Any = None
 
 
 def _watch_of_locked(actor: pykka.Actor) -> _Watch:

@@ -26,9 +26,9 @@ class Registry:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # Two tables rather than one of (ref, monitor) pairs: no object per entry.
-        self._entries: dict[Hashable, pykka.ActorRef[Any]] = {}
-        self._keys: dict[Hashable, int] = {}  # each entry's monitor, once it is set up
+        # One table of the entries' monitor callbacks, each holding its ref and monitor key:
+        # the callback exists anyway, so an entry costs one table slot and no object of its own.
+        self._entries: dict[Hashable, _Dropper] = {}
 
     def register(self, name: Hashable, ref: pykka.ActorRef[Any]) -> pykka.ActorRef[Any]:
         """Register ``ref`` under ``name``.
@@ -43,19 +43,19 @@ class Registry:
         """
         if not ref.is_alive():
             raise SupervisorError(NOT_RUNNING, f"{ref} is not running")
+        dropper = _Dropper(self, name, ref)
         with self._lock:
             entry = self._entries.get(name)
-            if entry is not None and entry.is_alive():
-                raise SupervisorError(NAME_TAKEN, f"{name!r} is registered to {entry}")
-            self._entries[name] = ref
-            self._keys.pop(name, None)
+            if entry is not None and entry.ref.is_alive():
+                raise SupervisorError(NAME_TAKEN, f"{name!r} is registered to {entry.ref}")
+            self._entries[name] = dropper
         # Outside the lock: for an actor that has just stopped, the callback runs at once.
-        watch, key = watch_actor(ref, _Dropper(self, name, ref))
+        watch, key = watch_actor(ref, dropper)
         if watch is None:
             return ref
         with self._lock:
-            if self._entries.get(name) is ref and name not in self._keys:
-                self._keys[name] = key
+            if self._entries.get(name) is dropper:
+                dropper.key = key
                 return ref
         unwatch(ref, key)
         return ref
@@ -64,26 +64,25 @@ class Registry:
         """Remove ``name``; return whether it was registered."""
         with self._lock:
             entry = self._entries.pop(name, None)
-            key = self._keys.pop(name, None)
         if entry is None:
             return False
-        if key is not None:
-            unwatch(entry, key)
+        if entry.key >= 0:
+            unwatch(entry.ref, entry.key)
         return True
 
     def lookup(self, name: Hashable) -> pykka.ActorRef[Any] | None:
         """Return the running actor registered under ``name``, or None."""
         with self._lock:
             entry = self._entries.get(name)
-        if entry is None or not entry.is_alive():
+        if entry is None or not entry.ref.is_alive():
             return None
-        return entry
+        return entry.ref
 
     def names(self) -> list[Hashable]:
         """Return the registered names whose actors are running, in registration order."""
         with self._lock:
             entries = list(self._entries.items())
-        return [name for name, ref in entries if ref.is_alive()]
+        return [name for name, entry in entries if entry.ref.is_alive()]
 
     def __len__(self) -> int:
         return len(self.names())
@@ -91,23 +90,24 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, Hashable) and self.lookup(name) is not None
 
-    def _drop(self, name: Hashable, ref: pykka.ActorRef[Any]) -> None:
+    def _drop(self, name: Hashable, dropper: _Dropper) -> None:
         with self._lock:
-            if self._entries.get(name) is ref:
+            if self._entries.get(name) is dropper:
                 del self._entries[name]
-                self._keys.pop(name, None)
 
 
 class _Dropper(msgspec.Struct, gc=False):
-    """An entry's monitor callback: drop the entry when its actor stops.
+    """An entry: its actor, its monitor's key, and the callback that drops it when the actor stops.
 
     Not tracked by the collector (``gc=False``): one lives as long as each registered actor,
-    and no cycle can run through it, since only the monitors' callback table refers to it.
+    and no cycle can run through it, since only the registry's table and the monitors'
+    callback table refer to it.
     """
 
     registry: Registry
     name: Hashable
     ref: pykka.ActorRef[Any]
+    key: int = -1  # the monitor's key, once it is set up
 
     def __call__(self, _down: Down) -> None:
-        self.registry._drop(self.name, self.ref)
+        self.registry._drop(self.name, self)

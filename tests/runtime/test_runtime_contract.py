@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -150,10 +149,10 @@ def test_the_coroutine_twins_work_from_another_loop(runtime: Start) -> None:
     assert asyncio.run(asyncio.wait_for(main(), TIMEOUT)) == [1, "live", True]
 
 
-class _Watched(OrderedDict[str, Any]):
+class _Watched(dict[str, Any]):
     """The router's live sessions, noting the thread of every read."""
 
-    def __init__(self, live: OrderedDict[str, Any]) -> None:
+    def __init__(self, live: dict[str, Any]) -> None:
         super().__init__(live)
         self.readers: set[int] = set()
 

@@ -86,3 +86,29 @@ def test_supervised_child_keeps_its_name_across_restarts() -> None:
     second = registry.lookup("session-1")
     assert second is not None and second is not first
     assert call(sup, "which_children")[0].ref is second
+
+
+def test_a_name_taken_again_is_not_dropped_by_the_old_actor() -> None:
+    """After unregister and a new register, only the new actor's stop removes the name."""
+    registry = Registry()
+    old, new = Worker.start("old"), Worker.start("new")
+    registry.register("a", old)
+    assert registry.unregister("a") and not registry.unregister("a")
+    registry.register("a", new)
+    stop(old)
+    assert registry.lookup("a") is new and registry.names() == ["a"]
+    stop(new)
+    assert registry.lookup("a") is None and registry.names() == []
+
+
+def test_the_same_actor_registered_again_is_dropped_once_when_it_stops() -> None:
+    """An actor unregistered and registered again under another name leaves no stale entry."""
+    registry = Registry()
+    ref = Worker.start()
+    registry.register("a", ref)
+    registry.unregister("a")
+    registry.register("b", ref)
+    assert registry.names() == ["b"]
+    stop(ref)
+    assert registry.names() == [] and registry.lookup("b") is None
+    assert not registry.unregister("b")

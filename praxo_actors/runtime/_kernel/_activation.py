@@ -261,6 +261,10 @@ class Activator:
                 lifecycle.activation_failed(session_id, entry, documents)
             else:
                 lifecycle.activated(session_id, entry, ref, documents[i])
+        # Both answers are in, so nothing reads the batch again; but the store's future and the
+        # supervisor's last message may hold it until their next message: let it hold no
+        # session (each (id, entry) pair, and its document, would look like the session's own).
+        batch.items, batch.documents, batch.refs = [], None, None
 
     def expire(self, batches: list[_Batch], waited_for: str) -> None:
         """Fail the runs of batches stuck on ``waited_for`` (``RUNTIME_TIMEOUT``)."""

@@ -82,7 +82,7 @@ class Admission:
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             runs.refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return
-        entry.runs[run_id] = future
+        entry.add_run(run_id, future)
         runs.admit(future)
         if journal and len(entry.runs) > 1:
             # Queued behind another run: it is journaled when it starts (one pending per session).

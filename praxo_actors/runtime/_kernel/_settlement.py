@@ -37,7 +37,7 @@ class Settlement:
         if future is None:
             return None
         entry = kernel.table.get(future.session_id)
-        if entry is not None and entry.runs.pop(run_id, None) is not None:
+        if entry is not None and entry.pop_run(run_id) is not None:
             entry.last_active = kernel.clock.now()
         if kernel.resumption.held:
             kernel.resumption.release(run_id, completed)

@@ -7,9 +7,9 @@ started and its checkpoint has been read.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import pykka
@@ -24,17 +24,50 @@ logger = get_logger("praxo_actors.runtime")
 
 Ready = Callable[[pykka.ActorRef[Any] | None], None]
 
+# Shared by every idle entry: a dict that has held a run keeps its table (~190 bytes) after
+# the run is popped, on each of 100,000 idle sessions; this read-only one costs nothing each.
+_NO_RUNS: Mapping[str, RunFuture] = MappingProxyType({})
 
-@dataclass(slots=True)
+
+def _no_runs() -> Mapping[str, RunFuture]:
+    return _NO_RUNS
+
+
+@dataclass(slots=True, eq=False)
 class Entry:
-    """One live or activating session: its actor (None while activating) and pending runs."""
+    """One live or activating session: its actor (None while activating) and pending runs.
+
+    ``runs`` is read-only: :meth:`add_run` and :meth:`pop_run` change it. Compared (and
+    hashed) by identity.
+    """
 
     ref: pykka.ActorRef[Any] | None = None
-    runs: dict[str, RunFuture] = field(default_factory=dict)
+    runs: Mapping[str, RunFuture] = field(default_factory=_no_runs)
     last_active: float = 0.0
     # (run id, encoded message) routed while activating; sent in order after the Restore.
     backlog: list[tuple[str, bytes]] | None = None
-    waiters: list[Ready] | None = None
+
+    def add_run(self, run_id: str, future: RunFuture) -> None:
+        """Add a pending run (the dict is made for the session's first run in flight)."""
+        runs = self.runs
+        if runs is _NO_RUNS:
+            self.runs = {run_id: future}
+        else:
+            assert isinstance(runs, dict)
+            runs[run_id] = future
+
+    def pop_run(self, run_id: str) -> RunFuture | None:
+        """Remove a pending run and return its future (None if it was not pending)."""
+        runs = self.runs
+        if run_id not in runs:
+            return None
+        if len(runs) == 1:
+            future = runs[run_id]
+            self.runs = _NO_RUNS
+            return future
+        assert isinstance(runs, dict)
+        popped: RunFuture = runs.pop(run_id)
+        return popped
 
 
 class SessionTable:
@@ -44,8 +77,13 @@ class SessionTable:
         self.registry = registry
         self.counters = counters
         self.clock = clock
-        self.live: OrderedDict[str, Entry] = OrderedDict()
+        # A dict, kept in LRU order by re-inserting on use: an OrderedDict's linked nodes cost
+        # ~45 bytes more per live session.
+        self.live: dict[str, Entry] = {}
         self.user_stops: set[str] = set()
+        # Who waits for an activating entry to be live: kept here, not in a slot of every entry
+        # (four slots, not five, put an entry in the allocator's 64-byte class, not the 80).
+        self.waiters: dict[Entry, list[Ready]] = {}
 
     def __len__(self) -> int:
         return len(self.live)
@@ -64,7 +102,9 @@ class SessionTable:
 
     def touch(self, session_id: str, entry: Entry) -> None:
         """Mark a session as used now."""
-        self.live.move_to_end(session_id)
+        live = self.live
+        del live[session_id]
+        live[session_id] = entry
         entry.last_active = self.clock()
 
     def drop(self, session_id: str, entry: Entry) -> bool:
@@ -72,6 +112,8 @@ class SessionTable:
         if self.live.get(session_id) is not entry:
             return False
         del self.live[session_id]
+        # Gone with its entry, as they were when they were the entry's own.
+        self.waiters.pop(entry, None)
         return True
 
     def when_ready(self, session_id: str, ready: Ready) -> None:
@@ -79,15 +121,12 @@ class SessionTable:
         entry = self.live.get(session_id)
         if entry is None or entry.ref is not None:
             ready(None if entry is None else entry.ref)
-        elif entry.waiters is None:
-            entry.waiters = [ready]
         else:
-            entry.waiters.append(ready)
+            self.waiters.setdefault(entry, []).append(ready)
 
     def wake(self, entry: Entry, ref: pykka.ActorRef[Any] | None) -> None:
         """Call the waiters of an entry that is now live (or abandoned: ``ref`` None)."""
-        waiters, entry.waiters = entry.waiters, None
-        for ready in waiters or ():
+        for ready in self.waiters.pop(entry, ()):
             try:
                 ready(ref)
             except Exception:
