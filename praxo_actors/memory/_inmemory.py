@@ -113,6 +113,12 @@ def _unpack(stored: _Stored) -> tuple[str, int, int]:
     return _restore(stored[_HEAD:].decode("utf-8", "surrogatepass")), created, updated
 
 
+def _text(stored: _Stored) -> str:
+    if isinstance(stored, tuple):
+        return stored[0]
+    return _restore(stored[_HEAD:].decode("utf-8", "surrogatepass"))
+
+
 def _created(stored: _Stored) -> int:
     if isinstance(stored, tuple):
         return stored[1]
@@ -150,7 +156,7 @@ class InMemoryStore(StoreBase):
         if rows is None:
             return [None] * len(keys)
         found = [rows.get(key) for key in keys]
-        return [None if row is None else row[0] for row in found]
+        return [None if row is None else _text(row) for row in found]
 
     def _remove(self, namespace: Namespace, key: str) -> bool:
         rows = self._data.get(namespace)
