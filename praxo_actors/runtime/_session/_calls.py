@@ -12,6 +12,8 @@ import contextlib
 import inspect
 from collections.abc import Callable
 from contextvars import ContextVar, copy_context
+from inspect import CO_COROUTINE
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -41,6 +43,8 @@ def start_call(
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
+    if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
+        return True  # an ``async def`` function: what inspect would say, without its unwrapping
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async def
     )

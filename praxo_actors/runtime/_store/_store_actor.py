@@ -140,6 +140,10 @@ class _StoreLogic:
         error: str | None,
         appended: list[bool] | None = None,
     ) -> None:
+        if not appends and error is None and all(applied):
+            # The common flush (runs' commits, all written): nothing to say per journal write.
+            self._on_saved([(c.run_id, None) for c in commits], [])
+            return
         appended = [True] * len(appends) if appended is None else appended
         runs = [
             (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
