@@ -1,4 +1,4 @@
-"""Starting a run's callback: an ``async def`` one as a task on the loop, a plain one on the pool."""
+"""A callback: an ``async def`` one as a task on the loop, a plain one on a pool."""
 
 from __future__ import annotations
 
