@@ -78,11 +78,13 @@ class _Deliver:
 
     def __call__(self, ok: bool, value: Any) -> None:
         message = effect_done(self.run_id, self.token, ok, value)
+        # At the end of an async callback's task, on the loop: handle it in this same step.
+        self.host.loop_scheduler.run_after(self._tell, message)
+
+    def _tell(self, message: Any) -> None:
         # A session that stopped meanwhile has had its runs settled already.
         with contextlib.suppress(pykka.ActorDeadError):
             self.ref.tell(message)
-        # At the end of an async callback's task, on the loop: handle it in this same step.
-        self.host.run_now()
 
 
 _PENDING = object()
