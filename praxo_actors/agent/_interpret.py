@@ -146,14 +146,17 @@ def decide(
         if event is None:
             return _NONE
         return effect if event is effect.event else Emit(effect.sink, event)
-    if journal is None and deltas is None:
-        # run_agent's and arun_agent's hot path (three effects a step): the same decisions as
-        # below with fewer checks, which halves what deciding adds to a step (from 7% to 3%
-        # over a driver with its own match, on bench/agent_loop.py's scripted run).
+    if journal is None:
+        # The hot path of run_agent, arun_agent and a session's run that is not durable (three
+        # effects a step): the same decisions as below with fewer checks, which halves what
+        # deciding adds to a step (from 7% to 3% over a driver with its own match, on
+        # bench/agent_loop.py's scripted run).
         if isinstance(effect, CallTool):
             return Call(effect.tool.handler, (effect.arguments,), _TOOL, effect.context)
         if isinstance(effect, CallModel):
             context = effect.context
+            if deltas is not None and context is not None and context._event is not None:
+                context = context.publishing(deltas)
             return Call(effect.model, (effect.request,), _MODEL, context, False, False, context)
     if journal is not None and journal.replaying:
         reply = journal.next_reply(effect)

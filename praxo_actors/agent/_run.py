@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from praxo_actors._errors import AgentError
 from praxo_actors.agent._effects import Effect
@@ -182,7 +182,8 @@ def _wrapped(
     """Wrap the run in its spans and metrics (with ``telemetry``; else it is its own)."""
     if telemetry is None:
         # Not traced: the machine yields no RefusedCall, only the effects drivers perform.
-        return cast(Machine, gen)
+        machine: Machine = gen  # type: ignore[assignment]  # not cast: a call on every run
+        return machine
     from praxo_actors.agent._tracing import traced
 
     return traced(gen, telemetry, options, session_id, run_id, user)

@@ -257,3 +257,17 @@ def test_a_journaled_run_refuses_an_async_sink_like_run_agent() -> None:
         run_agent(options, session("s"), "x")
     with pytest.raises(TypeError, match="needs arun_agent"):
         run_agent(options, session("s"), "x", journal=ListJournal())
+
+
+def test_deltas_change_nothing_for_a_model_without_a_sink_or_a_tool() -> None:
+    """Given a delta channel, a model call whose context has no sink keeps its context (no
+    copy is made), and a tool call is decided as without one."""
+    published: list[Event] = []
+    context = ModelContext("r", "s", 1)
+    step = decide(_call_model(context), deltas=published.append)
+    assert type(step) is Call and step.value is context and step.settle is context
+    assert not step.journaled and not step.started
+    effect = _call_tool()
+    assert decide(effect, deltas=published.append) == decide(effect)
+    step.value.delta("he")  # no sink: nothing to publish
+    assert published == []

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from praxo_actors.core import encode_json
+from praxo_actors import CheckpointError
+from praxo_actors.core import encode_json, parse_json
 from praxo_actors.core._log_docs import dump_record
 from praxo_actors.memory import InMemoryStore, SQLiteStore
 from praxo_actors.memory._base import StoreBase
 from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, SessionLog
-from praxo_actors.models import message_assistant, message_user
+from praxo_actors.models import Message, message_assistant, message_user
 
 NAMESPACES = ["heads", "records", "results", "pending", "journal"]
 
@@ -66,3 +67,43 @@ def test_read_texts_reads_more_keys_than_one_statement_takes(store: StoreBase) -
     keys = [f"k{i}" for i in reversed(range(2000))]
     expected = [None if i % 2 else f'{{"i":{i}}}' for i in reversed(range(2000))]
     assert store._read_texts(("b",), keys) == expected
+
+
+def test_a_plain_message_is_written_as_the_full_document() -> None:
+    """A plain text message's record holds every field of the message document."""
+    record = dump_record("s", 1, "r1", [message_user("hi")])
+    doc = parse_json(record)
+    assert doc["messages"] == [
+        {
+            "type": "message",
+            "role": "user",
+            "content": "hi",
+            "tool_calls": [],
+            "tool_call_id": None,
+            "name": None,
+        }
+    ]
+
+
+def test_a_message_with_a_call_id_or_a_name_keeps_them() -> None:
+    """A tool result's call id and name are written (not the plain message's nulls)."""
+    message = Message("tool", "4", tool_call_id="c1", name="add")
+    [doc] = parse_json(dump_record("s", 1, "r1", [message]))["messages"]
+    assert doc["tool_call_id"] == "c1" and doc["name"] == "add" and doc["content"] == "4"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Message("robot", "x"),  # type: ignore[arg-type]
+        Message("user", "x", tool_calls=()),  # type: ignore[arg-type]
+        Message("user", "x", name=3),  # type: ignore[arg-type]
+        Message(["user"], "x"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_malformed_message_is_refused_with_a_code(message: Message) -> None:
+    """A message built around the type hints (msgspec does not check them on init) is refused
+    with CHECKPOINT_INVALID, not written."""
+    with pytest.raises(CheckpointError) as info:
+        dump_record("s", 1, "r1", [message])
+    assert info.value.code == "CHECKPOINT_INVALID"

@@ -204,3 +204,25 @@ def test_no_ref_in_the_runtime_is_bound_late() -> None:
         if late.search(line) and "fcntl" not in line  # an optional import, not a field
     ]
     assert found == []
+
+
+def test_a_write_reports_each_run_with_its_code() -> None:
+    """A flush reports every commit's run: None where it was written, SESSION_CONFLICT where
+    the log had moved on; a flush of written commits alone reports no journal writes."""
+    reports: list[tuple[Any, Any]] = []
+    got = threading.Event()
+
+    def on_saved(runs: Any, journaled: Any) -> None:
+        reports.append((runs, journaled))
+        got.set()
+
+    ref = StoreActor.start(InMemoryStore(), on_saved)
+    try:
+        ref.tell(encode(CommitRun(Commit("s0", 0, "r0", record="{}"))))
+        assert got.wait(TIMEOUT)
+        got.clear()
+        ref.tell(encode(CommitRun(Commit("s0", 0, "r1", record="{}"))))  # expects version 0
+        assert got.wait(TIMEOUT)
+        assert reports == [([("r0", None)], []), ([("r1", "SESSION_CONFLICT")], [])]
+    finally:
+        ref.stop(timeout=TIMEOUT)

@@ -12,6 +12,8 @@ import contextlib
 import inspect
 from collections.abc import Callable
 from contextvars import ContextVar, copy_context
+from inspect import CO_COROUTINE
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -41,6 +43,8 @@ def start_call(
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
+    if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
+        return True  # an ``async def`` function: what inspect would say, without its unwrapping
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async def
     )
@@ -74,11 +78,13 @@ class _Deliver:
 
     def __call__(self, ok: bool, value: Any) -> None:
         message = effect_done(self.run_id, self.token, ok, value)
+        # At the end of an async callback's task, on the loop: handle it in this same step.
+        self.host.loop_scheduler.run_after(self._tell, message)
+
+    def _tell(self, message: Any) -> None:
         # A session that stopped meanwhile has had its runs settled already.
         with contextlib.suppress(pykka.ActorDeadError):
             self.ref.tell(message)
-        # At the end of an async callback's task, on the loop: handle it in this same step.
-        self.host.run_now()
 
 
 _PENDING = object()

@@ -21,7 +21,7 @@ can take a reply as a callback instead of a waiting thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import pykka
 
@@ -107,7 +107,9 @@ class _StoreLogic:
     def _flush_when_idle(self) -> None:
         # What waits in the mailbox joins this batch: a burst is one write, and a lone commit
         # is written at once (no message to itself, which cost one actor turn per batch).
-        if inbox_empty(cast("pykka.Actor", self)):
+        # A Pykka actor by its subclasses; annotated, not cast: cast is a call on every commit.
+        actor: pykka.Actor = self  # type: ignore[assignment]
+        if inbox_empty(actor):
             self._flush()
 
     def _flush(self) -> None:
@@ -140,6 +142,10 @@ class _StoreLogic:
         error: str | None,
         appended: list[bool] | None = None,
     ) -> None:
+        if not appends and error is None and all(applied):
+            # The common flush (runs' commits, all written): nothing to say per journal write.
+            self._on_saved([(c.run_id, None) for c in commits], [])
+            return
         appended = [True] * len(appends) if appended is None else appended
         runs = [
             (c.run_id, error or (None if applied[i] else "SESSION_CONFLICT"))
