@@ -38,7 +38,7 @@ class LoopGate:
             uses it to run what the burst made ready in the same step of the loop).
     """
 
-    __slots__ = ("_after", "_lock", "_posted", "_posting", "loop", "thread_id")
+    __slots__ = ("_after", "_closed", "_lock", "_posted", "_posting", "loop", "thread_id")
 
     def __init__(
         self,
@@ -52,6 +52,7 @@ class LoopGate:
         self._posted: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._lock = threading.Lock()
         self._posting = False
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"<LoopGate of thread {self.thread_id}>"
@@ -62,12 +63,17 @@ class LoopGate:
         Calls from other threads run in the order they were posted, a burst of them in one
         callback of the loop (``call_soon_threadsafe`` writes to the loop's self-pipe each
         time: a tenth of a busy loop's time when each of 10,000 runs made one). An exception
-        from a posted call is logged and dropped. Return False if the loop is closed.
+        from a posted call is logged and dropped. Return False if the gate or the loop is
+        closed (the call will never run).
         """
         if threading.get_ident() == self.thread_id:
+            if self._closed:
+                return False
             fn(*args)
             return True
         with self._lock:
+            if self._closed:
+                return False
             self._posted.append((fn, args))
             if self._posting:
                 return True
@@ -80,6 +86,22 @@ class LoopGate:
                 self._posting = False
             return False
         return True
+
+    def close(self) -> None:
+        """Refuse every later post, and run the calls posted before now (on the loop's thread).
+
+        An owner closes its gate as it stops, while its loop still runs: a call posted just
+        before then still runs (and the owner, stopping, answers it), one posted after is
+        refused at once instead of waiting in a loop that will never run it.
+        """
+        with self._lock:
+            self._closed = True
+        self._run_posted()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
 
     def _run_posted(self) -> None:
         """Run a burst of posted calls (on the loop's thread)."""
@@ -104,6 +126,8 @@ class LoopGate:
         """
         if threading.get_ident() == self.thread_id:
             return fn(*args)
+        if self._closed:
+            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
         future: MNFuture[T] = MNFuture()
 
         def run() -> None:

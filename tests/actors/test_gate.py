@@ -154,3 +154,37 @@ def test_a_timer_cancelled_after_it_reached_the_loop_never_fires(served: Served)
     served.gate.call_later(0.05, done.set)
     assert done.wait(WAIT)
     assert fired == []
+
+
+def test_a_closed_gate_runs_what_was_posted_and_refuses_the_rest(served: Served) -> None:
+    """``close()`` on the loop runs the calls posted before it; later posts return False and
+    a later ``call`` fails ``RUNTIME_STOPPED`` at once (none is left queued to a loop that
+    may never run it)."""
+    gate = served.gate
+    hold = threading.Event()
+    ran: list[int] = []
+    assert gate.post(hold.wait, WAIT)  # the loop waits here while the posts below queue
+    for i in range(50):
+        assert gate.post(ran.append, i)
+    closed = threading.Event()
+
+    def close_on_loop() -> None:
+        gate.close()
+        closed.set()
+
+    served.loop.call_soon_threadsafe(close_on_loop)
+    hold.set()
+    assert closed.wait(WAIT)
+    assert ran == list(range(50))
+    assert gate.closed
+    assert gate.post(ran.append, 99) is False
+    with pytest.raises(PraxoError) as info:
+        gate.call(lambda: 1, timeout=WAIT)
+    assert info.value.code == "RUNTIME_STOPPED"
+    on_loop: list[bool] = []
+    served.loop.call_soon_threadsafe(lambda: on_loop.append(gate.post(ran.append, 100)))
+    assert gate.post(ran.append, 101) is False
+    done = threading.Event()
+    served.loop.call_soon_threadsafe(done.set)
+    assert done.wait(WAIT)
+    assert on_loop == [False] and ran == list(range(50))

@@ -218,6 +218,9 @@ class Machine:
             self.janitor.cancel()
 
     def _finish_stop(self) -> None:
+        # Runs posted up to now reach the stopping kernel (refused RUNTIME_STOPPED); later
+        # posts are refused by the gate at once, never left queued to a loop about to stop.
+        self.kernel.host.gate.close()
         self.kernel.close()
         self.loop_scheduler.shutdown()
         if self.loop_thread is None:

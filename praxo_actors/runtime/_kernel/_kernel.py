@@ -129,9 +129,9 @@ class Kernel:
     def post_now(self, fn: Callable[..., Any], *args: Any) -> bool:
         """:meth:`post`, then run what it made ready now when on the loop outside a turn (a
         run submitted from a coroutine on the loop starts in the same step)."""
-        posted = self.host.gate.post(fn, *args)
-        self.host.run_now()
-        return posted
+        # run_after, not post then run_now: the put of a StartRun then schedules no drain
+        # callback that run_now would only cancel.
+        return self.host.loop_scheduler.run_after(self.host.gate.post, fn, *args)
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (any thread).
