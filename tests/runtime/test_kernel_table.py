@@ -141,8 +141,8 @@ def test_a_finished_activation_batch_holds_no_session(monkeypatch: Any) -> None:
     class Recorded(_activation._Batch):
         __slots__ = ()
 
-        def __init__(self, items: list[Any]) -> None:
-            super().__init__(items)
+        def __init__(self, ids: list[str], entries: list[Any]) -> None:
+            super().__init__(ids, entries)
             batches.append(self)
 
     monkeypatch.setattr(_activation, "_Batch", Recorded)
@@ -156,6 +156,6 @@ def test_a_finished_activation_batch_holds_no_session(monkeypatch: Any) -> None:
         assert [f.get(timeout=10).output for f in futures] == ["ok"] * 5
         assert all(rt.session(f"s{i}", agent="zero").live for i in range(5))
         assert batches and sum(1 for b in batches if b.done) == len(batches)
-        assert [(b.items, b.documents, b.refs) for b in batches] == [([], None, None)] * len(
-            batches
-        )
+        assert [(b.ids, b.entries, b.documents, b.refs) for b in batches] == [
+            ([], [], None, None)
+        ] * len(batches)

@@ -241,7 +241,7 @@ def test_a_stall_of_the_loop_counts_for_two_ticks_only() -> None:
         clock=loop, timeout=ACTIVATION, expire=lambda batches, _name: expired.append(batches)
     )
     lane = _activation._Lane(activator, "store", "documents")
-    batch = _activation._Batch([])
+    batch = _activation._Batch([], [])
     lane.sent(batch)
     loop.held = True
     clock.advance(30)  # the loop is held up for 30 s: no tick runs
@@ -261,7 +261,7 @@ def test_an_answer_restarts_the_count_for_the_batches_still_waiting() -> None:
         clock=_HeldLoop(clock), timeout=ACTIVATION, expire=lambda b, _n: expired.append(b)
     )
     lane = _activation._Lane(activator, "store", "documents")
-    first, second = _activation._Batch([]), _activation._Batch([])
+    first, second = _activation._Batch([], []), _activation._Batch([], [])
     lane.sent(first)
     lane.sent(second)
     clock.advance(ACTIVATION - 1)

@@ -60,14 +60,14 @@ _EPSILON = 1e-9  # seconds summed tick by tick may fall short of the timeout by 
 # loop time, bounds a stuck start; this real-time bound (in timeouts) only ends a wedged loop's.
 START_TIMEOUTS = 6
 
-_Item = tuple[str, "Entry"]
-
-
 class _Batch:
-    __slots__ = ("documents", "done", "items", "refs")
+    # Ids and entries side by side, not (id, entry) pairs: a pair per session, kept alive by
+    # whatever still holds the list, would be a tracked object per live session.
+    __slots__ = ("documents", "done", "entries", "ids", "refs")
 
-    def __init__(self, items: list[_Item]) -> None:
-        self.items = items
+    def __init__(self, ids: list[str], entries: list[Entry]) -> None:
+        self.ids = ids
+        self.entries = entries
         self.documents: list[StoredSession | None] | PraxoError | None = None
         self.refs: list[pykka.ActorRef[Any] | SupervisorError] | None = None
         self.done = False
@@ -154,7 +154,8 @@ class Activator:
         self.registry = registry
         self.timeout = timeout
         self.clock = clock
-        self._queue: list[_Item] = []
+        self._ids: list[str] = []
+        self._entries: list[Entry] = []
         self._scheduled = False
         self._reads = _Lane(self, "store", "documents")
         self._starts = _Lane(self, "sessions supervisor", "refs")
@@ -168,16 +169,19 @@ class Activator:
 
     def activate(self, session_id: str, entry: Entry) -> None:
         """Queue a new session; the queue is sent at the end of this turn of the loop."""
-        self._queue.append((session_id, entry))
+        self._ids.append(session_id)
+        self._entries.append(entry)
         if not self._scheduled:
             self._scheduled = True
             self.host.loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._scheduled = False
-        queue, self._queue = self._queue, []
-        for start in range(0, len(queue), CHUNK):
-            self._send(_Batch(queue[start : start + CHUNK]))
+        ids, entries = self._ids, self._entries
+        self._ids, self._entries = [], []
+        for start in range(0, len(ids), CHUNK):
+            end = start + CHUNK
+            self._send(_Batch(ids[start:end], entries[start:end]))
 
     def _send(self, batch: _Batch) -> None:
         host = self.host
@@ -187,7 +191,7 @@ class Activator:
         store, sessions = self.kernel.store_ref, self.kernel.sessions
         self._reads.sent(batch)
         self._starts.sent(batch)
-        ids = [session_id for session_id, _ in batch.items]
+        ids = batch.ids
         try:
             if store is None:
                 raise pykka.ActorDeadError("no store actor")
@@ -205,7 +209,7 @@ class Activator:
                 shutdown=self.timeout,
                 start_timeout=self.timeout * START_TIMEOUTS,
             )
-            for session_id, entry in batch.items
+            for session_id, entry in zip(batch.ids, batch.entries, strict=True)
         ]
 
         def started(outcomes: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
@@ -252,7 +256,7 @@ class Activator:
             return
         batch.done = True
         lifecycle = self.kernel.lifecycle
-        for i, (session_id, entry) in enumerate(batch.items):
+        for i, (session_id, entry) in enumerate(zip(batch.ids, batch.entries, strict=True)):
             ref = refs[i]
             if isinstance(ref, SupervisorError):
                 lifecycle.activation_failed(session_id, entry, _activation_error(ref))
@@ -264,7 +268,7 @@ class Activator:
         # Both answers are in, so nothing reads the batch again; but the store's future and the
         # supervisor's last message may hold it until their next message: let it hold no
         # session (each (id, entry) pair, and its document, would look like the session's own).
-        batch.items, batch.documents, batch.refs = [], None, None
+        batch.ids, batch.entries, batch.documents, batch.refs = [], [], None, None
 
     def expire(self, batches: list[_Batch], waited_for: str) -> None:
         """Fail the runs of batches stuck on ``waited_for`` (``RUNTIME_TIMEOUT``)."""
@@ -272,14 +276,14 @@ class Activator:
             "RUNTIME_TIMEOUT",
             f"sessions not activated: the {waited_for} answered nothing for {self.timeout} s",
         )
-        sessions = sum(len(batch.items) for batch in batches)
+        sessions = sum(len(batch.ids) for batch in batches)
         logger.error(
             "activation_timeout", sessions=sessions, waiting_for=waited_for, timeout=self.timeout
         )
         lifecycle = self.kernel.lifecycle
         for batch in batches:
             batch.done = True
-            for session_id, entry in batch.items:
+            for session_id, entry in zip(batch.ids, batch.entries, strict=True):
                 lifecycle.activation_failed(session_id, entry, error)
             if batch.refs is not None:  # started, but the read never came: stop them
                 _stop_started(batch.refs)
