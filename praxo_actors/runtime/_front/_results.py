@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["run_result"]
+__all__ = ["check_result_args", "run_result"]
 
 
 def run_result(
@@ -38,12 +38,7 @@ def run_result(
     ``timeout`` bounds the wait for a run still going (None: as long as it takes); each look-up
     in the store is bounded by the runtime's own ``timeout`` as well, so ``timeout=0`` polls.
     """
-    if not isinstance(run_id, str) or not run_id:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
-    ):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a number >= 0 or None")
+    check_result_args(run_id, timeout)
     check_not_blocking("SessionHandle.result() (use aresult)")
     io = kernel.timeout
     end = None if timeout is None else time.monotonic() + timeout
@@ -73,6 +68,20 @@ def run_result(
             "RUNTIME_UNKNOWN_RUN", f"session {handle.id!r} has no run {run_id!r} in its last 100"
         )
     return kept
+
+
+def check_result_args(run_id: object, timeout: object) -> None:
+    """Refuse a run id that is not a non-empty str, or a timeout that is not a number >= 0.
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT``.
+    """
+    if not isinstance(run_id, str) or not run_id:
+        raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
+    ):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a number >= 0 or None")
 
 
 def _left(end: float | None) -> float | None:

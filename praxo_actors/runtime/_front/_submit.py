@@ -21,7 +21,8 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._front._results import run_result
+from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._results import check_result_args, run_result
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
@@ -79,8 +80,19 @@ async def aresult(
     handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float | None
 ) -> RunResult:
     """See :meth:`SessionHandle.aresult`."""
-    # The look-ups block (store reads, a wait on the run): on a worker thread, never the loop.
-    return await asyncio.to_thread(run_result, handle, kernel, run_id, timeout)
+    check_result_args(run_id, timeout)
+    # A pending run (the common case: a run just submitted) is awaited on the caller's loop;
+    # only the store look-ups, which block, go to a worker thread.
+    pending = await acall(kernel.host, kernel.known, run_id, timeout=kernel.timeout)
+    if pending is None:
+        return await asyncio.to_thread(run_result, handle, kernel, run_id, timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            return await pending  # cancelling this wait leaves the run going
+    except TimeoutError:
+        raise PraxoError(
+            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
+        ) from None
 
 
 def _check(input: object) -> None:

@@ -60,6 +60,7 @@ _EPSILON = 1e-9  # seconds summed tick by tick may fall short of the timeout by 
 # loop time, bounds a stuck start; this real-time bound (in timeouts) only ends a wedged loop's.
 START_TIMEOUTS = 6
 
+
 class _Batch:
     # Ids and entries side by side, not (id, entry) pairs: a pair per session, kept alive by
     # whatever still holds the list, would be a tracked object per live session.
