@@ -50,6 +50,7 @@ INTERNAL_CONSTRUCTORS = frozenset(
         "praxo_actors.runtime.EventStream",
         "praxo_actors.runtime.Subscription",
         "praxo_actors.runtime.RunFuture",
+        "praxo_actors.runtime.RunStream",  # made by SessionHandle.astream
         "praxo_actors.cluster.ClusterRuntime",
         "praxo_actors.cluster.ClusterSession",
         "praxo_actors.cluster.ClusterRunFuture",

@@ -68,6 +68,7 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
     deadline_ns: int | None = None
     resume: str | None = None  # JSON of a resume value: go on with the interrupted run
     journal: bool = False  # a durable run that was submitted: journal it before its first step
+    parent: str | None = None  # the calling session of an agent tool's child run (its events say)
 
 
 class CancelRun(_Msg, frozen=True, tag="cancel_run"):

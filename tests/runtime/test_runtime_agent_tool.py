@@ -12,7 +12,7 @@ import pytest
 from _runtime_helpers import TIMEOUT, contents, echo_agent
 
 from praxo_actors import AgentError, PraxoError
-from praxo_actors.agent import AgentOptions, new_agent_options
+from praxo_actors.agent import AgentOptions, model_context, new_agent_options
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import Runtime, agent_tool
@@ -167,3 +167,28 @@ def test_outside_a_runtime_the_call_is_a_tool_error() -> None:
     tool = agent_tool("helper")
     answer = asyncio.run(tool.handler({"input": "x"}))
     assert answer.code == "AGENT_TOOL_CONTEXT"
+
+
+def _sync_streaming_child(_request: Request) -> Response:
+    context = model_context()
+    assert context is not None
+    context.delta("part")  # on an I/O thread: the parent comes with the run, not the kernel
+    return Response(message_assistant("streamed"))
+
+
+@pytest.mark.parametrize("threads", [None, 1])
+def test_a_child_runs_deltas_name_its_caller_too(runtime: Start, threads: int | None) -> None:
+    """A child run's ``model.delta`` events, sent from the thread its sync model runs on, carry
+    ``parent_session`` as its other events do, with sessions on the loop or on a scheduler
+    thread."""
+    rt = runtime(scheduler_threads=threads)
+    rt.register_agent("helper", lambda: new_agent_options(_sync_streaming_child))
+    rt.register_agent("boss", caller("helper"))
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder, pattern="*", session_id="s/helper")
+    result = rt.session("s", "boss").run("hi").get(timeout=TIMEOUT)
+    assert result.output == "told: streamed"
+    recorder.wait_for("run.completed", TIMEOUT)
+    deltas = [e for e in recorder.events if e.type == "model.delta"]
+    assert [e.data["text"] for e in deltas] == ["part"]
+    assert all(e.data["parent_session"] == "s" for e in recorder.events)

@@ -109,12 +109,11 @@ async def _run_child(
     kernel = runtime._kernel  # on its loop: this tool runs there, as an async callback
     depths = _depths[runtime]
     depths[run_id] = depth
-    kernel.parents[run_id] = context.session_id
     try:
         handle = runtime.session(child, agent)
         result = await _found(handle, run_id) if context.attempt > 1 else None
         if result is None:
-            future = handle._submit(run_id, text, None, None)
+            future = handle._submit(run_id, text, None, None, parent=context.session_id)
             try:
                 result = await future
             except asyncio.CancelledError:  # the caller was cancelled, or its deadline passed
@@ -125,7 +124,6 @@ async def _run_child(
         return ToolError(exc.code, exc.message)
     finally:
         depths.pop(run_id, None)
-        kernel.parents.pop(run_id, None)
     return result.output
 
 

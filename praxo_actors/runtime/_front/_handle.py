@@ -86,12 +86,13 @@ class SessionHandle:
         deadline: float | None,
         resume: str | None,
         journal: bool = False,
+        parent: str | None = None,
     ) -> RunFuture:
         kernel = self._kernel
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
         future = RunFuture(run_id, self.id, kernel.request_cancel)
         return self._post(
-            future, kernel.submit, future, self.agent, input, deadline_ns, resume, journal
+            future, kernel.submit, future, self.agent, input, deadline_ns, resume, journal, parent
         )
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:

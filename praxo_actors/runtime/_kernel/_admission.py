@@ -39,6 +39,7 @@ class Admission:
         deadline_ns: int | None,
         resume: str | None = None,
         journal: bool = False,
+        parent: str | None = None,
     ) -> None:
         """Admit a run and send it to its session (activating the session if need be).
 
@@ -78,7 +79,8 @@ class Admission:
                 return
             table.touch(session_id, entry)
         try:
-            message = encode(StartRun(run_id, agent, input, deadline_ns, resume, journal))
+            start = StartRun(run_id, agent, input, deadline_ns, resume, journal, parent)
+            message = encode(start)
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             runs.refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return

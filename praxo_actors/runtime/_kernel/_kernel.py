@@ -201,9 +201,10 @@ class Kernel:
         deadline_ns: int | None,
         resume: str | None = None,
         journal: bool = False,
+        parent: str | None = None,
     ) -> None:
         """Admit a run and send it to its session (see :class:`Admission`)."""
-        self.admission.submit(future, agent, input, deadline_ns, resume, journal)
+        self.admission.submit(future, agent, input, deadline_ns, resume, journal, parent)
 
     def resume(
         self,
@@ -304,11 +305,6 @@ class Kernel:
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""
         self.counters.events += n
-
-    @property
-    def parents(self) -> dict[str, str]:
-        """The calling session of each child run an agent tool started."""
-        return self.runs.parents
 
     def resumed(self, session_id: str, run_id: str) -> None:
         """A session resumes durable run ``run_id`` from its journal: give it a future."""

@@ -48,8 +48,6 @@ class RunBook:
         self.retries: dict[str, int] = {}
         # Callbacks waiting for a submitted durable run's first journal write (handle.submit).
         self.journal_acks: dict[str, Callable[[int], None]] = {}
-        # The calling session of each child run an agent tool started (its events say so).
-        self.parents: dict[str, str] = {}
 
     def admit(self, future: RunFuture) -> None:
         """Count a run as started and pending."""

@@ -15,26 +15,25 @@ if TYPE_CHECKING:
 __all__ = ["publish", "publish_delta"]
 
 
-def publish(host: SessionHost, events: list[Event]) -> None:
-    """Publish a run's queued events, in order."""
-    if host.router.parents:  # a child run of an agent tool: say whose it is
-        events = [_tagged(host, event) for event in events]
+def publish(host: SessionHost, events: list[Event], parent: str | None = None) -> None:
+    """Publish a run's queued events, in order; ``parent``: the calling session of an agent
+    tool's child run, which its events name."""
+    if parent is not None:
+        events = [_tagged(event, parent) for event in events]
     host.post(host.router.count_events, len(events))
     if host.has_subscribers():
         host.bus_ref.tell(encode(Publish(events=events)))
 
 
-def publish_delta(host: SessionHost, event: Event) -> None:
-    """Deliver a model's ``model.delta`` at once (from the thread the model runs on)."""
+def publish_delta(host: SessionHost, event: Event, parent: str | None = None) -> None:
+    """Deliver a model's ``model.delta`` at once (from the thread the model runs on; it reads
+    nothing of the kernel's: the parent, if any, comes from the run's ``StartRun``)."""
     host.post(host.router.count_events, 1)
-    if host.router.parents:
-        event = _tagged(host, event)
+    if parent is not None:
+        event = _tagged(event, parent)
     host.bus_ref.tell(encode(Publish(events=[event])))
 
 
-def _tagged(host: SessionHost, event: Event) -> Event:
-    """``event`` with ``data["parent_session"]`` when its run is an agent tool's child run."""
-    parent = host.router.parents.get(event.run_id)
-    if parent is None:
-        return event
+def _tagged(event: Event, parent: str) -> Event:
+    """``event`` with ``data["parent_session"]``: its run is an agent tool's child run."""
     return msgspec.structs.replace(event, data={**event.data, "parent_session": parent})

@@ -16,6 +16,7 @@ checkpoint is stored. A failed run leaves the session as it was.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -294,7 +295,10 @@ class SessionActor(MNActor):
         try:
             effect = run.effect if first else (run.send(value) if ok else run.throw(value))
             while effect is not None:
-                step = decide(effect, durable, current.stop_code, self._publish_delta)
+                deltas = self._publish_delta
+                if current.parent is not None:  # a child run's deltas name its caller
+                    deltas = functools.partial(publish_delta, self.host, parent=current.parent)
+                step = decide(effect, durable, current.stop_code, deltas)
                 if type(step) is Emit:
                     current.add_event(step.event)
                     effect = run.send(None)
@@ -372,7 +376,7 @@ class SessionActor(MNActor):
     def _publish(self, current: Run) -> None:
         events = current.take_events()
         if events:
-            publish(self.host, events)
+            publish(self.host, events, current.parent)
 
     def _publish_delta(self, event: Event) -> None:
         publish_delta(self.host, event)
