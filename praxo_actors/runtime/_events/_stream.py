@@ -27,7 +27,7 @@ from praxo_actors.runtime._protocol import Publish, encode
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._events._subscription import Subscription
-    from praxo_actors.runtime._kernel._kernel import Kernel
+    from praxo_actors.runtime._front._runtime import Runtime
     from praxo_actors.runtime._kernel._run_future import RunFuture
 
 __all__ = ["TERMINAL", "RunStream"]
@@ -50,9 +50,9 @@ class RunStream:
     stops the stream (the run goes on, and :meth:`result` still gives its outcome).
     """
 
-    def __init__(self, kernel: Kernel, session_id: str, run_id: str, buffer: int) -> None:
+    def __init__(self, runtime: Runtime, session_id: str, run_id: str, buffer: int) -> None:
         self.run_id = run_id
-        self._kernel = kernel
+        self._runtime = runtime
         self._loop = asyncio.get_running_loop()
         # Unbounded as a queue, bounded by hand: the terminal event and the end marker must
         # always fit, or a consumer that fell behind would never see the stream end.
@@ -77,7 +77,7 @@ class RunStream:
         # what the stream keeps is bounded by ``buffer`` here. Should the hand-off overflow
         # all the same, the run's settling still ends the stream.
         handoff = max(buffer, HANDOFF)
-        self._sub: Subscription = kernel.bus.subscribe(forward, "*", session_id, handoff)
+        self._sub: Subscription = runtime._router.bus.subscribe(forward, "*", session_id, handoff)
         # The collector may run the finalizer on any thread, holding any lock: it only posts.
         self._finalizer = weakref.finalize(self, self._sub._unsubscribe_soon)
 
@@ -127,8 +127,8 @@ class RunStream:
 
     async def _drain(self) -> None:
         """Hand over what was published before the run settled, then end the stream."""
-        kernel = self._kernel
-        await asyncio.to_thread(_handed_over, kernel.bus_ref, self._sub, kernel.timeout)
+        timeout = self._runtime._config.timeout
+        await asyncio.to_thread(_handed_over, self._runtime._host.bus_ref, self._sub, timeout)
         self._end()
 
     def _end(self) -> None:
@@ -179,14 +179,13 @@ class RunStream:
         await self.aclose()
 
     def _cancel_run(self) -> None:
-        future, kernel = self._future, self._kernel
+        future, runtime = self._future, self._runtime
         if future is not None and not future.done():
-            kernel.post(kernel.cancel, future.run_id, True)
+            runtime._host.post(runtime._router.cancel, future.run_id, True)
 
 
-def _handed_over(bus: pykka.ActorRef[Any] | None, sub: Subscription, timeout: float) -> None:
+def _handed_over(bus: pykka.ActorRef[Any], sub: Subscription, timeout: float) -> None:
     """Wait (bounded) until the bus has routed, and ``sub`` delivered, what came before."""
-    if bus is not None:  # None: the tree has stopped, and the bus with it
-        with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-            bus.ask(_NO_OP, timeout=timeout)
+    with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
+        bus.ask(_NO_OP, timeout=timeout)
     sub.wait_idle(timeout)
