@@ -202,16 +202,6 @@ class Activator:
             self._documents(batch, PraxoError("RUNTIME_STOPPED", "the store has stopped"))
         else:
             read.add_done_callback(lambda future: host.post(self._read_done, batch, future))
-        specs = [
-            ChildSpec(
-                session_id,
-                _SessionStart(self, session_id, entry, store),
-                restart="temporary",
-                shutdown=self.timeout,
-                start_timeout=self.timeout * START_TIMEOUTS,
-            )
-            for session_id, entry in zip(batch.ids, batch.entries, strict=True)
-        ]
 
         def started(outcomes: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
             host.post(self._started, batch, outcomes)
@@ -219,10 +209,20 @@ class Activator:
         try:
             if sessions is None or store is None:
                 raise pykka.ActorDeadError("no sessions supervisor")
+            specs = [
+                ChildSpec(
+                    session_id,
+                    _SessionStart(self, session_id, entry, store),
+                    restart="temporary",
+                    shutdown=self.timeout,
+                    start_timeout=self.timeout * START_TIMEOUTS,
+                )
+                for session_id, entry in zip(batch.ids, batch.entries, strict=True)
+            ]
             sessions.start_children(specs, started)
         except pykka.ActorDeadError:
             error = SupervisorError("SUPERVISOR_NOT_RUNNING", "the sessions supervisor stopped")
-            self._started(batch, [error] * len(specs))
+            self._started(batch, [error] * len(batch.ids))
 
     def _read_done(self, batch: _Batch, future: pykka.Future[Any]) -> None:
         try:
@@ -316,7 +316,7 @@ class _SessionStart:
         activator: Activator,
         session_id: str,
         entry: Entry,
-        store: pykka.ActorRef[Any] | None,
+        store: pykka.ActorRef[Any],
     ) -> None:
         self.activator = activator
         self.session_id = session_id

@@ -292,16 +292,6 @@ class Kernel:
         """Settle the runs a write of the store settled (see :class:`Settlement`)."""
         self.settlement.saved(runs, journaled)
 
-    def to_store(self, message: bytes, run_id: str | None = None) -> None:
-        """Send a commit or journal write to the store actor (a dead one fails the run)."""
-        try:
-            if self.store_ref is None:
-                raise pykka.ActorDeadError("no store actor")
-            self.store_ref.tell(message)
-        except pykka.ActorDeadError:
-            if run_id is not None:
-                self.saved([(run_id, "STORE_FAILED")], [])
-
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""
         self.counters.events += n

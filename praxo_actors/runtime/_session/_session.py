@@ -77,15 +77,12 @@ class SessionActor(MNActor):
     # stopping N sessions O(N²).
     actor_registered = False
 
-    def __init__(
-        self, host: SessionHost, session_id: str, store: pykka.ActorRef[Any] | None = None
-    ) -> None:
+    def __init__(self, host: SessionHost, session_id: str, store: pykka.ActorRef[Any]) -> None:
         super().__init__()
         self.host = host
         self.session_id = session_id
         # The store actor this session commits to, directly (a restart of the store restarts
-        # every session after it, so the ref holds for this actor's life); None: through the
-        # kernel.
+        # every session after it, so the ref holds for this actor's life).
         self.store = store
         self.session: Session | None = None  # None until the Restore message
         self.position: LogPosition | None = None  # where the session stands in its log
@@ -247,12 +244,8 @@ class SessionActor(MNActor):
 
     def _to_store(self, message: bytes, run_id: str | None = None) -> None:
         """Tell the store actor a write, directly; a dead store fails ``run_id`` (STORE_FAILED)."""
-        store = self.store
-        if store is None:
-            self.host.post(self.host.router.to_store, message, run_id)
-            return
         try:
-            store.tell(message)
+            self.store.tell(message)
         except pykka.ActorDeadError:
             if run_id is not None:
                 self.host.post(self.host.router.saved, [(run_id, "STORE_FAILED")], [])
