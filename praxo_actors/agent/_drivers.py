@@ -59,7 +59,7 @@ def run_agent(
     if journal is not None:
         from praxo_actors.agent._journaled import run_journaled
 
-        return run_journaled(run, journal, session.id)
+        return run_journaled(run, journal, session.id, options.sink)
     return _drive(run)
 
 
@@ -114,7 +114,7 @@ async def arun_agent(
     if journal is not None:
         from praxo_actors.agent._journaled import arun_journaled
 
-        return await arun_journaled(run, journal, session.id)
+        return await arun_journaled(run, journal, session.id, options.sink)
     return await _adrive(run)
 
 
@@ -163,7 +163,7 @@ def resume_agent(
     if journal is not None:
         from praxo_actors.agent._journaled import run_journaled
 
-        return run_journaled(run, journal, session.id)
+        return run_journaled(run, journal, session.id, options.sink)
     return _drive(run)
 
 
@@ -179,7 +179,7 @@ async def aresume_agent(
     if journal is not None:
         from praxo_actors.agent._journaled import arun_journaled
 
-        return await arun_journaled(run, journal, session.id)
+        return await arun_journaled(run, journal, session.id, options.sink)
     return await _adrive(run)
 
 

@@ -11,6 +11,7 @@ model_err  a model call that returned ``ModelError``     ``{"code", "message"}``
 tool       a tool call (``n``: the tool)                 the result (JSON)
 tool_err   a tool call that returned ``ToolError``       ``{"code", "message"}``
 started    an ``at_most_once`` tool is about to run      —
+resumed    the run was resumed (a plain journal's count) —
 value      a repairer or summariser                      its result (JSON)
 ========== ============================================= ===================================
 
@@ -39,6 +40,7 @@ __all__ = [
     "encode_entry",
     "entry_reply",
     "place",
+    "resumed_entry",
     "started_entry",
 ]
 
@@ -103,6 +105,11 @@ def encode_entry(effect: Effect, value: Any, where: str, key: bytes | None) -> s
 def started_entry(effect: CallTool, where: str, key: bytes | None) -> str:
     """Return the marker written before an ``at_most_once`` tool runs."""
     return _finish({"k": "started", "n": effect.tool.name}, where, key)
+
+
+def resumed_entry(where: str, key: bytes | None) -> str:
+    """Return the marker a resumed run writes before anything runs again."""
+    return _finish({"k": "resumed"}, where, key)
 
 
 def decode_entry(text: str, where: str, key: bytes | None) -> Entry:

@@ -9,11 +9,11 @@ is not repeated. :class:`StoreJournal` keeps the entries in a memory store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, cast, runtime_checkable
 
-from praxo_actors.agent._effects import CallTool, Effect, Emit
+from praxo_actors.agent._effects import CallTool, Emit
 from praxo_actors.agent._interpret import (
-    INTERRUPTED,
     Call,
     Reply,
     call_async,
@@ -23,16 +23,11 @@ from praxo_actors.agent._interpret import (
     publish_async,
     publish_now,
 )
-from praxo_actors.agent._journal import (
-    decode_entry,
-    encode_entry,
-    entry_reply,
-    place,
-    started_entry,
-)
+from praxo_actors.agent._replay import Replay
 from praxo_actors.agent._run import AgentRun
-from praxo_actors.agent._tool import ToolError
 from praxo_actors.models import Event, RunResult
+
+Sink = Callable[[Event], Any]
 
 __all__ = ["Journal", "ListJournal", "StoreJournal", "arun_journaled", "run_journaled"]
 
@@ -107,117 +102,108 @@ class StoreJournal:
         self._count = 0
 
 
-class _Replay:
-    """The journal's side of one run: what to answer from it, and what to write to it."""
-
-    def __init__(self, journal: Journal, run: AgentRun, session_id: str) -> None:
-        self.journal = journal
-        self.recorded = journal.entries()
-        self.pos = 0
-        self.count = len(self.recorded)
-        self.key = journal.key
-        self.session_id = session_id
-        self.run_id = run.run_id
-
-    @property
-    def replaying(self) -> bool:
-        return self.pos < len(self.recorded)
-
-    def _at(self, index: int) -> str:
-        return place(self.session_id, self.run_id, index)
-
-    def _next(self) -> Any:
-        entry = decode_entry(self.recorded[self.pos], self._at(self.pos), self.key)
-        self.pos += 1
-        return entry
-
-    def next_reply(self, effect: Effect) -> Any:
-        """The reply the journal holds for ``effect`` (:data:`INTERRUPTED`: cut off mid-call)."""
-        entry = self._next()
-        if entry.k == "started":
-            if not self.replaying:
-                return INTERRUPTED
-            entry = self._next()
-        return entry_reply(entry, effect)
-
-    def emitted(self, event: Event) -> Event | None:
-        return None if self.replaying else event  # delivered before the crash
-
-    def live_context(self, effect: Effect, context: Any) -> Any:
-        return context
-
-    def interrupted(self) -> ToolError:
-        return ToolError("TOOL_INTERRUPTED", "the run was cut off during this call")
-
-    def started(self, effect: Effect) -> None:
-        assert isinstance(effect, CallTool)
-        self.write(started_entry(effect, self._at(self.count), self.key))
-
-    def after(self, effect: Effect, reply: Any) -> None:
-        entry = encode_entry(effect, reply, self._at(self.count), self.key)
-        if entry is not None:  # not JSON: the run fails on it anyway
-            self.write(entry)
-
-    def write(self, entry: str | None) -> None:
-        if entry is not None:
-            self.journal.append(entry)
-            self.count += 1
+def _open(journal: Journal, run: AgentRun, session_id: str) -> Replay:
+    """The run's replay; a resume is counted in the journal before anything runs again."""
+    recorded = journal.entries()
+    if not recorded:
+        return Replay(session_id, run.run_id, journal.key)
+    replay = Replay(session_id, run.run_id, journal.key, recorded, resumes=1)
+    journal.append(replay.resumed_entry())
+    return replay
 
 
-def run_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult:
-    """Drive ``run`` to its end synchronously, journaling (or replaying) each effect."""
-    replay = _Replay(journal, run, session_id)
+def _write(journal: Journal, entry: str | None) -> None:
+    if entry is not None:  # None: not JSON, the run fails on it anyway
+        journal.append(entry)
+
+
+def _resumed(replay: Replay, sink: Sink | None) -> list[Emit]:
+    """``run.resumed`` (and what a run that ended while replaying held back), to deliver."""
+    events = replay.resumed_events()
+    return [] if sink is None else [Emit(sink, event) for event in events]
+
+
+def run_journaled(
+    run: AgentRun, journal: Journal, session_id: str, sink: Sink | None = None
+) -> RunResult:
+    """Drive ``run`` to its end synchronously, journaling (or replaying) each effect.
+
+    ``sink`` gets ``run.resumed`` (see :mod:`praxo_actors.agent._replay`). The journal's own
+    faults (a broken entry, a failed append) and the sink's exception on ``run.resumed`` raise
+    here, not in the run.
+    """
+    replay = _open(journal, run, session_id)
     effect = run.effect
-    while effect is not None:
-        # The journal's own faults (a broken entry, a failed append) raise here, not in the run.
-        step = decide(effect, replay)
-        if type(step) is Reply:
-            effect = run.send(_replied(replay, effect, step))
-            continue
-        if type(step) is Call and step.started:
-            replay.started(effect)
-        try:
-            reply = call_now(step) if type(step) is Call else publish_now(cast(Emit, step))
-        except Exception as exc:
-            ok, reply = outcome(effect, False, exc)
-            if not ok:
-                effect = run.throw(exc)
+    try:
+        while effect is not None:
+            step = decide(effect, replay)
+            if type(step) is Reply and not step.record:
+                effect = run.send(step.value)
                 continue
-        if type(step) is Call:
-            replay.after(effect, reply)
-        effect = run.send(reply)
-    return run.result
-
-
-async def arun_journaled(run: AgentRun, journal: Journal, session_id: str) -> RunResult:
-    """Like :func:`run_journaled`, under asyncio (callbacks may be ``async def``)."""
-    replay = _Replay(journal, run, session_id)
-    effect = run.effect
-    while effect is not None:
-        step = decide(effect, replay)
-        if type(step) is Reply:
-            effect = run.send(_replied(replay, effect, step))
-            continue
-        if type(step) is Call and step.started:
-            replay.started(effect)
-        try:
+            for told in _resumed(replay, sink):  # the run goes live here
+                publish_now(told)
+            if type(step) is Reply:  # an at_most_once tool cut off: its result journaled first
+                _write(journal, replay.completed_entry(effect, step.value))
+                effect = run.send(step.value)
+                continue
+            if type(step) is Call and step.started:
+                journal.append(replay.started_entry(cast(CallTool, effect)))
+            try:
+                reply = call_now(step) if type(step) is Call else publish_now(cast(Emit, step))
+            except Exception as exc:
+                ok, reply = outcome(effect, False, exc)
+                if not ok:
+                    effect = run.throw(exc)
+                    continue
             if type(step) is Call:
-                reply = await call_async(step)
-            else:
-                reply = await publish_async(cast(Emit, step))
-        except Exception as exc:
-            ok, reply = outcome(effect, False, exc)
-            if not ok:
-                effect = run.throw(exc)
-                continue
-        if type(step) is Call:
-            replay.after(effect, reply)
-        effect = run.send(reply)
+                _write(journal, replay.completed_entry(effect, reply))
+            effect = run.send(reply)
+    except Exception:
+        for told in _resumed(replay, sink):  # a run that failed before going live
+            publish_now(told)
+        raise
+    for told in _resumed(replay, sink):  # a run that completed before going live
+        publish_now(told)
     return run.result
 
 
-def _replied(replay: _Replay, effect: Effect, step: Reply) -> Any:
-    """The reply the journal gave, journaled first when it says so (a call cut off)."""
-    if step.record:
-        replay.after(effect, step.value)
-    return step.value
+async def arun_journaled(
+    run: AgentRun, journal: Journal, session_id: str, sink: Sink | None = None
+) -> RunResult:
+    """Like :func:`run_journaled`, under asyncio (callbacks may be ``async def``)."""
+    replay = _open(journal, run, session_id)
+    effect = run.effect
+    try:
+        while effect is not None:
+            step = decide(effect, replay)
+            if type(step) is Reply and not step.record:
+                effect = run.send(step.value)
+                continue
+            for told in _resumed(replay, sink):
+                await publish_async(told)
+            if type(step) is Reply:
+                _write(journal, replay.completed_entry(effect, step.value))
+                effect = run.send(step.value)
+                continue
+            if type(step) is Call and step.started:
+                journal.append(replay.started_entry(cast(CallTool, effect)))
+            try:
+                if type(step) is Call:
+                    reply = await call_async(step)
+                else:
+                    reply = await publish_async(cast(Emit, step))
+            except Exception as exc:
+                ok, reply = outcome(effect, False, exc)
+                if not ok:
+                    effect = run.throw(exc)
+                    continue
+            if type(step) is Call:
+                _write(journal, replay.completed_entry(effect, reply))
+            effect = run.send(reply)
+    except Exception:
+        for told in _resumed(replay, sink):
+            await publish_async(told)
+        raise
+    for told in _resumed(replay, sink):
+        await publish_async(told)
+    return run.result

@@ -21,9 +21,11 @@ from praxo_actors.agent import (
     new_agent_options,
     resume_agent,
     run_agent,
+    tool_context,
 )
 from praxo_actors.agent import _run as agent_run
 from praxo_actors.memory import InMemoryStore
+from praxo_actors.memory._log import JournalAppend, PendingRun, SessionLog
 from praxo_actors.middleware import require_approval, structured_output
 from praxo_actors.models import (
     Event,
@@ -57,6 +59,12 @@ def _add(args: dict[str, Any]) -> int:
     return int(args["a"]) + int(args["b"])
 
 
+def _attempted(args: dict[str, Any]) -> dict[str, int]:
+    context = tool_context()
+    assert context is not None
+    return {"sum": _add(args), "attempt": context.attempt}
+
+
 def plain() -> AgentOptions:
     return new_agent_options(_plain)
 
@@ -86,7 +94,25 @@ def approving() -> AgentOptions:
     return new_agent_options(model, tools=[send], approval=require_approval(["send"]))
 
 
-AGENTS = {"plain": plain, "tools": tools, "repaired": repaired, "approving": approving}
+def attempts() -> AgentOptions:
+    """The tools agent whose tool says which attempt of its call it is."""
+    return new_agent_options(_tools_model, tools=[Tool("add", "", {}, _attempted)])
+
+
+def once() -> AgentOptions:
+    """The attempts agent with an ``at_most_once`` tool: each call is marked before it runs."""
+    tool = Tool("add", "", {}, _attempted, delivery="at_most_once")
+    return new_agent_options(_tools_model, tools=[tool])
+
+
+AGENTS = {
+    "plain": plain,
+    "tools": tools,
+    "repaired": repaired,
+    "approving": approving,
+    "attempts": attempts,
+    "once": once,
+}
 
 
 def _shape(events: list[Event], result: RunResult) -> Shape:
@@ -167,6 +193,9 @@ class _Counted:
         return new_agent_options(self.model, tools=[tool], sink=events.append)
 
 
+MARKER = '{"k":"resumed"}'  # the entry a resume writes first (unsigned)
+
+
 @pytest.mark.parametrize("cut", [1, 2, 3])
 def test_both_journaled_drivers_replay_alike(cut: int) -> None:
     """A journal cut after ``cut`` entries is replayed alike by the sync and async drivers:
@@ -187,39 +216,140 @@ def test_both_journaled_drivers_replay_alike(cut: int) -> None:
                 arun_agent(options, session("s"), "go", run_id="r", journal=journal)
             )
         assert result.output == done.output
-        assert journal.items == whole.items  # the rest journaled, the replayed part kept
+        # The replayed part kept, the resume counted, then the rest journaled.
+        assert journal.items == [*whole.items[:cut], MARKER, *whole.items[cut:]]
         made = len(counted.models) + len(counted.adds)
         assert made == len(whole.items) - cut  # one call per entry it did not hold
         shapes.append(_shape(events, result))
     assert shapes[0] == shapes[1]
     assert shapes[0][1:] == _shape(first, done)[1:]
+    assert [t for t, _, _ in shapes[0][0]].count("run.resumed") == 1
+
+
+def _journal_of(name: str) -> list[str]:
+    """The whole journal of agent ``name``'s run (up to its approval, for one that asks)."""
+    journal = ListJournal()
+    run_agent(AGENTS[name](), session("s"), "ada", run_id="r", journal=journal)
+    return journal.items
+
+
+def _replayed(name: str, driver: str, entries: list[str]) -> Shape:
+    """Resume agent ``name``'s run from ``entries`` on a journaled driver."""
+    events: list[Event] = []
+    options = replace(AGENTS[name](), sink=events.append)
+    journal = ListJournal()
+    journal.items = list(entries)
+    if driver == "async":
+        run = arun_agent(options, session("s"), "ada", run_id="r", journal=journal)
+        result = asyncio.run(run)
+    else:
+        result = run_agent(options, session("s"), "ada", run_id="r", journal=journal)
+    return _shape(events, result)
+
+
+def _resumed_on_session(runtime: Start, name: str, entries: list[str], end: str) -> Shape:
+    """Resume agent ``name``'s run from ``entries`` in a durable session's store."""
+    store = InMemoryStore()
+    log = SessionLog(store)
+    for n, entry in enumerate(entries, 1):  # as the session journals them
+        log.write([], [JournalAppend("s", PendingRun("r", name, "ada", entries=n), entry)])
+    try:
+        rt = runtime(store=store)
+        rt.register_agent(name, AGENTS[name], durable=True)
+        recorder = EventRecorder()
+        rt.events.subscribe(recorder, pattern="*")
+        assert rt.resume_pending() == 1
+        result = rt.session("s", agent=name).result("r", timeout=TIMEOUT)
+        recorder.wait_for(end, TIMEOUT)
+        return _shape(recorder.events, result)
+    finally:
+        rt.stop()
+        store.close()
+
+
+REPLAYS = [(name, cut) for name in sorted(AGENTS) for cut in range(1, len(_journal_of(name)) + 1)]
+
+
+@pytest.mark.parametrize(("name", "cut"), REPLAYS, ids=[f"{n}-{c}" for n, c in REPLAYS])
+def test_every_driver_replays_a_journal_alike(runtime: Start, name: str, cut: int) -> None:
+    """The same journal, cut after ``cut`` entries, resumed by run_agent, arun_agent and a
+    durable session gives the same events — ``run.resumed`` with its data and every ``seq``
+    included — and the same result: an at_most_once tool in flight is TOOL_INTERRUPTED, a
+    tool called again knows its attempt, a journal holding the run's end still tells it."""
+    entries = _journal_of(name)[:cut]
+    reference = _replayed(name, "sync", entries)
+    assert _replayed(name, "async", entries) == reference
+    types = [t for t, _, _ in reference[0]]
+    assert types.count("run.resumed") == 1
+    assert types[-1] in {"run.completed", "run.interrupted"}  # the end is told
+    seqs = [seq for _, seq, _ in reference[0]]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # one seq after another
+    assert _resumed_on_session(runtime, name, entries, types[-1]) == reference
+
+
+def test_a_started_at_most_once_tool_is_interrupted_on_every_driver(runtime: Start) -> None:
+    """A journal whose last entry marks an at_most_once tool as started resumes with
+    TOOL_INTERRUPTED for that call, not a second call, on every driver."""
+    entries = _journal_of("once")[:2]
+    assert '"started"' in entries[-1]
+    for shape in (
+        _replayed("once", "sync", entries),
+        _replayed("once", "async", entries),
+        _resumed_on_session(runtime, "once", entries, "run.completed"),
+    ):
+        output = shape[1][1]
+        assert "TOOL_INTERRUPTED" in output and "in flight" in output
+        assert '{"attempt":1,"sum":7}' in output  # the next call was never made before
+        resumed = [data for kind, _, data in shape[0] if kind == "run.resumed"]
+        assert resumed == [{"replayed": 2, "resumes": 1}]
 
 
 class _CutOff:
-    """The tools agent whose second tool call is cut off the first time (an async wait)."""
+    """The tools agent whose second tool call is cut off the first time: on a session by a
+    crash while it waits, on a journaled driver by the process dying (``PowerCut``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, delivery: str) -> None:
         self.entered = threading.Event()
         self.calls = 0
+        self.delivery = delivery
 
-    async def add(self, args: dict[str, Any]) -> int:
+    def _add(self, args: dict[str, Any]) -> dict[str, int]:
+        self.calls += 1
+        if self.calls == 2:
+            raise PowerCut
+        return _attempted(args)
+
+    async def _wait(self, args: dict[str, Any]) -> dict[str, int]:
         self.calls += 1
         if self.calls == 2:
             self.entered.set()
             await asyncio.sleep(TIMEOUT)  # cut off here: the session crashes
-        return _add(args)
+        return _attempted(args)
 
-    def options(self) -> AgentOptions:
-        return new_agent_options(_tools_model, tools=[Tool("add", "", {}, self.add)])
+    def options(self, waits: bool = True, sink: Any = None) -> AgentOptions:
+        tool = Tool("add", "", {}, self._wait if waits else self._add, delivery=self.delivery)  # type: ignore[arg-type]
+        return new_agent_options(_tools_model, tools=[tool], sink=sink)
 
 
-def test_a_resumed_durable_session_ends_as_the_drivers_do(runtime: Start) -> None:
-    """A durable session run cut off mid-tool and resumed from its journal gives the result
-    and events of one uninterrupted run (plus its ``run.resumed``)."""
+class PowerCut(BaseException):
+    """Stands for the process dying in the middle of a call."""
+
+
+@pytest.mark.parametrize("delivery", ["at_least_once", "at_most_once"])
+def test_a_resumed_durable_session_ends_as_the_drivers_do(runtime: Start, delivery: str) -> None:
+    """A durable session run cut off mid-tool and resumed from its journal gives the events
+    (``run.resumed`` included) and result of a journaled run_agent cut off at the same call
+    and run again."""
     events: list[Event] = []
-    options = replace(tools(), sink=events.append)
-    reference = _shape(events, asyncio.run(arun_agent(options, session("s"), "ada")))
-    cut = _CutOff()
+    plain = _CutOff(delivery)
+    journal = ListJournal()
+    with pytest.raises(PowerCut):
+        run_agent(plain.options(False, events.append), session("s"), "ada", journal=journal)
+    run_id = events[0].run_id
+    options = plain.options(False, events.append)
+    done = run_agent(options, session("s"), "ada", run_id=run_id, journal=journal)
+    reference = _shape(events, done)
+    cut = _CutOff(delivery)
     rt = runtime(store=InMemoryStore())
     rt.register_agent("default", cut.options, durable=True)
     recorder = EventRecorder()
@@ -230,11 +360,9 @@ def test_a_resumed_durable_session_ends_as_the_drivers_do(runtime: Start) -> Non
     handle.crash_for_testing()
     result = future.get(timeout=TIMEOUT)
     recorder.wait_for("run.completed", TIMEOUT)
-    seen, outcome, messages = _shape(recorder.events, result)
-    assert (outcome, messages) == reference[1:]
-    assert [t for t, _, _ in seen if t != "run.resumed"] == [t for t, _, _ in reference[0]]
-    assert [t for t, _, _ in seen].count("run.resumed") == 1
-    assert cut.calls == 3  # the call cut off is made again; the one journaled is not
+    assert _shape(recorder.events, result) == reference
+    assert [t for t, _, _ in reference[0]].count("run.resumed") == 1
+    assert cut.calls == plain.calls == (3 if delivery == "at_least_once" else 2)
 
 
 def test_every_driver_refuses_an_unknown_effect_alike(

@@ -114,10 +114,9 @@ class Run:
         return move
 
     def add_resumed(self) -> None:
-        """Queue ``run.resumed`` where a resumed durable run goes live (once)."""
+        """Queue ``run.resumed`` where a resumed durable run goes live or ends (once)."""
         if self.durable is not None:
-            event = self.durable.resumed_event()
-            if event is not None:
+            for event in self.durable.resumed_events():
                 self.add_event(event)
 
 
