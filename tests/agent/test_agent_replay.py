@@ -197,3 +197,35 @@ def test_a_replay_that_is_not_a_resume_tells_nothing() -> None:
     told = resumed.resumed_events()
     assert [(e.type, e.seq) for e in told] == [("run.resumed", 1)]
     assert resumed.resumed_events() == []  # once
+
+
+def test_a_resumed_approval_replayed_from_its_journal_keeps_its_seqs() -> None:
+    """A run going on from an approval counts its events from the interrupted run's seq; cut
+    off and replayed, its run.resumed takes the seq after the last one delivered."""
+    from praxo_actors.agent import resume_agent
+    from praxo_actors.middleware import require_approval
+
+    world = World(cuts=0)
+    cuts = [2]  # the model's step 2 is cut off once
+
+    def model(request: Request) -> Response:
+        if request.step in cuts:
+            cuts.remove(request.step)
+            raise PowerCut
+        return world.model(request)
+
+    events: list[Event] = []
+    tool = Tool("charge", "", {}, world.charge)
+    approval = require_approval(["charge"])
+    options = new_agent_options(model, tools=[tool], sink=events.append, approval=approval)
+    waiting = run_agent(options, session("s"), "go", run_id="r")
+    assert waiting.status == "interrupted"
+    journal = ListJournal()
+    with pytest.raises(PowerCut):
+        resume_agent(options, waiting.session, True, journal=journal)
+    result = resume_agent(options, waiting.session, True, journal=journal)
+    assert result.output == 'done "charged on attempt 1"' and len(world.charges) == 1
+    assert [e.seq for e in events] == list(range(len(events)))
+    resumed = [e.data for e in events if e.type == "run.resumed"]
+    assert resumed[-1] == {"replayed": 1, "resumes": 1}  # the approval's came first
+    assert len(resumed) == 2
