@@ -3,7 +3,9 @@
 An ``async def`` callback starts as a task on the runtime's event loop; a plain one runs on the
 runtime's I/O pool. Either way its outcome comes back to the session inside an ``EffectDone``
 message (:class:`_Deliver`), and the context variable the interpreter named (the callback's
-tool or model context) is current while it runs.
+tool or model context) is current while it runs. Starting it is a call into user code, made
+through the session's guard (:mod:`~praxo_actors.runtime._session._guard`): what that raises
+comes back the same way, as the callback's outcome.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors.agent._interpret import Call
+from praxo_actors.runtime._session._guard import enter
 from praxo_actors.runtime._session._outcome import effect_done
 
 if TYPE_CHECKING:
@@ -35,6 +38,14 @@ def start_call(
     Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``.
     """
     deliver = _Deliver(host, ref, run_id, token)
+    started, task = enter(_start, host, call, deliver)
+    if not started:  # e.g. an object whose ``__call__`` lookup raised: the callback's outcome
+        deliver(False, task)
+        return None
+    return task
+
+
+def _start(host: SessionHost, call: Call, deliver: _Deliver) -> Any:
     var = None if call.var is None else (call.var, call.value)
     if _is_async(call.fn):
         return host.spawn(call.fn, call.args, deliver, _context(var))

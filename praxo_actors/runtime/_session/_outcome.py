@@ -12,6 +12,12 @@ either: it rides along unchanged, so that the agent loop answers it exactly as `
 does. A ``KeyboardInterrupt`` or ``SystemExit`` from a callback travels the same way: the
 session fails the run with it (it reaches the run's caller) and never raises it itself, which
 would stop every actor.
+
+A value that cannot be encoded at all — nested beyond what msgspec's encoder and decoder reach
+(5,000 deep), or cyclic — fails its run with a code: a model's answer is
+``ModelError("MODEL_BAD_RESPONSE")``, as a provider's malformed answer is (a fallback model is
+tried next); any other callback's value fails the run with ``TypeError``. Building the message
+never raises: whatever goes wrong becomes the callback's outcome, so no run is left pending.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from praxo_actors.runtime._protocol import (
     encode,
     encode_outcome,
 )
+from praxo_actors.runtime._session._guard import enter, text_of
 
 __all__ = ["effect_done", "unpack"]
 
@@ -46,9 +53,17 @@ Message = bytes | tuple[bytes, Any]
 
 
 def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
-    """Build the message for outcome ``(ok, value)`` of call ``token`` of run ``run_id``."""
+    """Build the message for outcome ``(ok, value)`` of call ``token`` of run ``run_id``.
+
+    Never raises (it runs on the thread the callback ran on, where nobody would hear of it).
+    """
     if not ok:
         return _raised(run_id, token, value)
+    built, message = enter(_returned, run_id, token, value)
+    return message if built else _raised(run_id, token, message)
+
+
+def _returned(run_id: str, token: int, value: Any) -> Message:
     kind = type(value)
     outcome: Outcome
     if kind is Response and type(value.message) is ModelMessage:
@@ -65,16 +80,26 @@ def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
         outcome = Returned(value)
     try:
         return _pack(run_id, token, outcome)
+    except RecursionError:  # nested beyond the encoder's reach, or cyclic: not JSON at all
+        return _unencodable(run_id, token, kind is Response)
     except (TypeError, ValueError, OverflowError):  # e.g. a usage dict holding an object
         return _pack(run_id, token, ReturnedObject(kind.__name__)), value
 
 
-def unpack(data: msgspec.Raw, carried: Any) -> tuple[bool, Any]:
-    """Return ``(ok, value_or_exception)`` from an encoded outcome and the object it carried."""
+def unpack(data: msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, Any]:
+    """Return ``(ok, value_or_exception)`` from an encoded outcome and the object it carried.
+
+    ``model``: the outcome is a model call's (a value too deep to decode is then the model's
+    ``MODEL_BAD_RESPONSE``).
+    """
     try:
         outcome = decode_outcome(data)
     except ProtocolError as exc:  # a value of the wrong shape, e.g. a Struct field's type
         return False, TypeError(f"a callback returned a malformed value: {exc.message}")
+    except RecursionError:  # encoded on a shallow stack, too deep for the session's
+        if model:
+            return True, _BAD_RESPONSE
+        return False, TypeError(_TOO_DEEP)
     match outcome:
         case ReturnedResponse(response=response):
             return True, response
@@ -96,6 +121,17 @@ def _pack(run_id: str, token: int, outcome: Outcome) -> bytes:
     return encode(EffectDone(run_id, token, msgspec.Raw(encode_outcome(outcome))))
 
 
+_TOO_DEEP = "a callback returned a value that is not JSON: nested too deep, or cyclic"
+_BAD_RESPONSE = ModelError(
+    "MODEL_BAD_RESPONSE", "the model's answer cannot be encoded: nested too deep, or cyclic"
+)
+
+
+def _unencodable(run_id: str, token: int, model: bool) -> Message:
+    if model:
+        return _pack(run_id, token, ReturnedModelError(_BAD_RESPONSE))
+    return _raised(run_id, token, TypeError(_TOO_DEEP))
+
+
 def _raised(run_id: str, token: int, exc: BaseException) -> Message:
-    text = f"{type(exc).__name__}: {exc}"
-    return _pack(run_id, token, Raised(text)), exc
+    return _pack(run_id, token, Raised(text_of(exc))), exc
