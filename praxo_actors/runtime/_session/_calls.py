@@ -27,26 +27,50 @@ from praxo_actors.runtime._session._outcome import effect_done
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
 
-__all__ = ["start_call"]
+__all__ = ["call_chain", "start_call"]
+
+_CHAIN: ContextVar[tuple[str, ...]] = ContextVar("praxo_call_chain", default=())
+
+
+def call_chain() -> tuple[str, ...]:
+    """Return the sessions waiting, in an agent tool's call chain, for the run whose callback
+    is running (outermost first; empty for a run no agent tool started)."""
+    return _CHAIN.get()
 
 
 def start_call(
-    host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int, call: Call
+    host: SessionHost,
+    ref: pykka.ActorRef[Any],
+    run_id: str,
+    token: int,
+    call: Call,
+    chain: tuple[str, ...] = (),
 ) -> Any:
     """Start ``call`` for run ``run_id``; return its asyncio task (None: on the I/O pool).
 
-    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``.
+    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``. ``chain``: the sessions
+    waiting for this run (an agent tool's child run), current as :func:`call_chain` in the call.
     """
     deliver = _Deliver(host, ref, run_id, token)
-    started, task = enter(_start, host, call, deliver)
+    started, task = enter(_start, host, call, deliver, chain)
     if not started:  # e.g. an object whose ``__call__`` lookup raised: the callback's outcome
         deliver(False, task)
         return None
     return task
 
 
-def _start(host: SessionHost, call: Call, deliver: _Deliver) -> Any:
+def _start(host: SessionHost, call: Call, deliver: _Deliver, chain: tuple[str, ...]) -> Any:
     var = None if call.var is None else (call.var, call.value)
+    if chain:  # a child run's callback: its chain is current too (rare: no cost otherwise)
+        context = copy_context()
+        context.run(_CHAIN.set, chain)
+        if var is not None:
+            context.run(var[0].set, var[1])
+        if _is_async(call.fn):
+            return host.spawn(call.fn, call.args, deliver, context)
+        args = (host, context.run, (call.fn, *call.args), deliver, None)
+        host.io_pool.submit(_call_sync, args, _Finish(deliver))
+        return None
     if _is_async(call.fn):
         return host.spawn(call.fn, call.args, deliver, _context(var))
     host.io_pool.submit(_call_sync, (host, call.fn, call.args, deliver, var), _Finish(deliver))

@@ -391,7 +391,8 @@ class SessionActor(MNActor):
         self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
-        current.task = start_call(self.host, self.actor_ref, current.run.run_id, token, call)
+        run_id = current.run.run_id
+        current.task = start_call(self.host, self.actor_ref, run_id, token, call, current.chain)
 
     def _publish(self, current: Run) -> None:
         events = current.take_events()
