@@ -13,12 +13,14 @@ import msgspec
 import pytest
 from _runtime_helpers import TIMEOUT, echo_agent
 
-from praxo_actors import AgentError
+from praxo_actors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.middleware import Approval, structured_output
 from praxo_actors.models import Request, Response, Session, ToolCall, message_assistant
 from praxo_actors.runtime import Runtime
+from praxo_actors.runtime._session._guard import enter, fenced, text_of
+from praxo_actors.testing import EventRecorder
 
 Start = Callable[..., Runtime]
 
@@ -266,3 +268,54 @@ def test_the_session_of_a_failed_run_keeps_its_history(runtime: Start) -> None:
     assert [m.content for m in rt.session("s").history()] == ["kept", "kept"]
     assert isinstance(rt.session("s").history(), list)
     assert Session("s").id == "s"
+
+
+@pytest.mark.parametrize("place", ["instructions", "output_type", "approval"])
+def test_a_run_ended_by_a_base_exception_publishes_run_failed(runtime: Start, place: str) -> None:
+    """Subscribers see the run end: its events close with run.failed, numbered on from the
+    last, with the exception's type in its message."""
+    rt = runtime(agents={"bad": _factory_of(place, KeyboardInterrupt)})
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder, pattern="*")
+    with pytest.raises(KeyboardInterrupt):
+        rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+    failed = recorder.wait_for("run.failed", TIMEOUT)
+    assert failed.data["code"] == "AGENT_CALLBACK_EXCEPTION"
+    assert failed.data["message"].startswith("KeyboardInterrupt")
+    types = recorder.types()
+    assert types[0] == "run.started" and types[-1] == "run.failed"
+    assert types.count("run.failed") == 1
+    assert [e.seq for e in recorder.events] == list(range(len(types)))
+
+
+def test_enter_returns_every_outcome_as_a_value() -> None:
+    """The boundary returns a value, an Exception and a BaseException alike, raising none."""
+    assert enter(lambda a, b: a + b, 1, 2) == (True, 3)
+    for error in (ValueError("v"), KeyboardInterrupt(), SystemExit(3), GeneratorExit()):
+
+        def raising(error: BaseException = error) -> None:
+            raise error
+
+        assert enter(raising) == (False, error)
+
+
+def test_fenced_turns_a_base_exception_into_a_crash_of_one_session() -> None:
+    """A BaseException that reached a session handler becomes SESSION_CRASHED, caused by it;
+    an Exception stays itself."""
+    stop = SystemExit(3)
+    crash = fenced(stop)
+    assert isinstance(crash, PraxoError) and crash.code == "SESSION_CRASHED"
+    assert crash.__cause__ is stop
+    error = ValueError("v")
+    assert fenced(error) is error
+
+
+def test_text_of_survives_an_exception_whose_text_raises() -> None:
+    """The text of an exception whose __str__ raises names its type."""
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise KeyboardInterrupt
+
+    assert text_of(ValueError("v")) == "ValueError: v"
+    assert text_of(Unprintable()).startswith("Unprintable: ")

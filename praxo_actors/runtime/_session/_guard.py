@@ -22,12 +22,15 @@ What user code raises is decided here, once, as Pykka's actor loop decides once 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.agent._report import CALLBACK
+from praxo_actors.models import Event
 
-__all__ = ["enter", "fenced", "text_of"]
+__all__ = ["enter", "failed_event", "fenced", "text_of", "unreported"]
 
 
 def enter(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
@@ -46,6 +49,20 @@ def text_of(exc: BaseException) -> str:
     """Return ``"<type>: <text>"`` for ``exc``, even when its ``__str__`` raises."""
     ok, text = enter(str, exc)
     return f"{type(exc).__name__}: {text if ok else '(its text could not be read)'}"
+
+
+def unreported(exc: BaseException, thrown: BaseException | None) -> bool:
+    """Whether the agent loop ended with ``exc`` without its ``run.failed``: a ``BaseException``
+    user code raised inside the loop itself (instructions, an output type, an approval check),
+    which the loop, reporting ``Exception``s only, let pass. A callback's (``thrown`` into the
+    loop) was reported."""
+    return not isinstance(exc, Exception) and exc is not thrown
+
+
+def failed_event(run_id: str, session_id: str, last_seq: int, exc: BaseException) -> Event:
+    """Return the ``run.failed`` that follows event ``last_seq`` of a run ended by ``exc``."""
+    data = {"code": CALLBACK, "message": text_of(exc)}
+    return Event("run.failed", run_id, session_id, last_seq + 1, time.time_ns(), data)
 
 
 def fenced(exc: BaseException) -> BaseException:

@@ -43,12 +43,14 @@ class Run:
     held: tuple[Any, ...] | None = None
     parent: str | None = None  # the calling session of an agent tool's child run
     chain: tuple[str, ...] = ()  # every calling session of a child run (see StartRun.chain)
+    seq: int = -1  # the seq of the last event queued (-1: none, or events are not built)
 
     def add_event(self, event: Event) -> None:
         """Queue an event to publish at the next callback or the end of the run."""
         if self.events is None:
             self.events = []
         self.events.append(event)
+        self.seq = event.seq
 
     def take_events(self) -> list[Event] | None:
         """Return the events queued since the last call (None: none)."""

@@ -44,7 +44,7 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
-from praxo_actors.runtime._session._guard import enter, fenced
+from praxo_actors.runtime._session._guard import enter, failed_event, fenced, unreported
 from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
 from praxo_actors.runtime._session._publish import publish, publish_delta
@@ -309,6 +309,8 @@ class SessionActor(MNActor):
             return
         current.add_resumed()
         if not stepped:  # AgentError with a code, or user code's own exception, unchanged
+            if current.seq >= 0 and unreported(waiting, run.thrown):
+                current.add_event(failed_event(run.run_id, self.session_id, current.seq, waiting))
             self._publish(current)
             self.current = None
             durable = current.durable
