@@ -108,6 +108,20 @@ def test_a_base_exception_from_user_code_fails_its_run_only(
     assert stats.crashes == 0
 
 
+@pytest.mark.parametrize("place", ["factory", "instructions", "output_type"])
+def test_a_base_exception_on_scheduler_threads_fails_its_run_only(
+    runtime: Start, place: str
+) -> None:
+    """Sessions on scheduler threads: the same boundary, the same outcome."""
+    agents = {"default": echo_agent, "bad": _factory_of(place, SystemExit)}
+    rt = runtime(agents=agents, scheduler_threads=2)
+    with pytest.raises(SystemExit):
+        rt.session("victim", agent="bad").run("x").get(timeout=TIMEOUT)
+    futures = [rt.session(f"s{i}").run(f"m{i}") for i in range(5)]
+    assert [f.get(timeout=TIMEOUT).output for f in futures] == [f"m{i}" for i in range(5)]
+    assert rt.statistics().crashes == 0
+
+
 @pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, GeneratorExit])
 def test_a_base_exception_from_user_code_fails_an_awaited_run(
     runtime: Start, error: type[BaseException]
