@@ -222,6 +222,26 @@ def test_a_model_answer_that_cannot_be_encoded_is_model_bad_response(
     assert rt.statistics().runs_pending == 0
 
 
+@pytest.mark.parametrize("depth", [600, 990])
+def test_a_model_answer_nested_deeper_than_json_is_model_bad_response(
+    runtime: Start, depth: int
+) -> None:
+    """Arguments nested deeper than JSON's 512 levels, which may encode on the model's thread
+    yet not decode on the session's, fail the run with MODEL_BAD_RESPONSE; no session crashes."""
+
+    def model(request: Request) -> Response:
+        return Response(message_assistant("", [ToolCall("t", {"a": _deep(depth)}, id="c")]))
+
+    tool = Tool("t", "a tool", {"type": "object"}, lambda _args: "ok")
+    rt = runtime(agents={"default": echo_agent})
+    rt.register_agent("bad", lambda: new_agent_options(model, tools=[tool]), durable=True)
+    with pytest.raises(AgentError) as info:
+        rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+    assert info.value.code == "MODEL_BAD_RESPONSE"
+    assert rt.session("s").run("next").get(timeout=TIMEOUT).output == "next"
+    assert rt.statistics().crashes == 0
+
+
 @pytest.mark.parametrize("durable", [False, True])
 @pytest.mark.parametrize("kind", ["deep", "cyclic"])
 @pytest.mark.parametrize("flavour", ["sync", "async"])

@@ -14,7 +14,8 @@ session fails the run with it (it reaches the run's caller) and never raises it 
 would stop every actor.
 
 A value that cannot be encoded at all — nested beyond what msgspec's encoder and decoder reach
-(5,000 deep), or cyclic — fails its run with a code: a model's answer is
+(5,000 deep), or cyclic; for a model's answer, tool-call arguments or usage nested deeper than
+JSON's 512 — fails its run with a code: a model's answer is
 ``ModelError("MODEL_BAD_RESPONSE")``, as a provider's malformed answer is (a fallback model is
 tried next); any other callback's value fails the run with ``TypeError``. Building the message
 never raises: whatever goes wrong becomes the callback's outcome, so no run is left pending.
@@ -28,6 +29,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, JSONError, ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.core._json import MAX_DEPTH
 from praxo_actors.core._json import _check_value as check_json
 from praxo_actors.models import Message as ModelMessage
 from praxo_actors.models import ModelError, Response
@@ -67,6 +69,8 @@ def _returned(run_id: str, token: int, value: Any) -> Message:
     kind = type(value)
     outcome: Outcome
     if kind is Response and type(value.message) is ModelMessage:
+        if _too_deep(value):
+            return _unencodable(run_id, token, True)
         outcome = ReturnedResponse(value)
     elif kind is ModelError:
         outcome = ReturnedModelError(value)
@@ -84,6 +88,36 @@ def _returned(run_id: str, token: int, value: Any) -> Message:
         return _unencodable(run_id, token, kind is Response)
     except (TypeError, ValueError, OverflowError):  # e.g. a usage dict holding an object
         return _pack(run_id, token, ReturnedObject(kind.__name__)), value
+
+
+def _too_deep(response: Response) -> bool:
+    """Whether a tool call's arguments or the usage of ``response`` nest deeper than JSON's
+    :data:`MAX_DEPTH` (a cycle does too).
+
+    Such an answer might still encode on the callback's thread, yet fail to decode on the
+    session's deeper stack (its message could then not even be read): refused here instead.
+    """
+    usage = response.usage
+    calls = response.message.tool_calls
+    if not calls and not usage:
+        return False  # the common answer: text only
+    roots: list[Any] = [call.arguments for call in calls]
+    if usage:
+        roots.append(usage)
+    budget = _WALK_BUDGET  # a wide value is walked this far, then left to the encoder
+    stack = [(root, 1) for root in roots if type(root) in _CONTAINERS]
+    while stack and budget:
+        budget -= 1
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = item.values() if type(item) is dict else item
+        stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
+    return False
+
+
+_CONTAINERS = frozenset({dict, list, tuple})
+_WALK_BUDGET = 100_000
 
 
 def unpack(data: msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, Any]:
