@@ -353,3 +353,21 @@ def test_text_of_survives_an_exception_whose_text_raises() -> None:
 
     assert text_of(ValueError("v")) == "ValueError: v"
     assert text_of(Unprintable()).startswith("Unprintable: ")
+
+
+@pytest.mark.parametrize("place", ["factory", "instructions", "output_type"])
+def test_a_base_exception_on_the_callers_loop_reaches_the_awaiting_task(place: str) -> None:
+    """Runtime.open: the session runs on the caller's loop, yet the SystemExit is raised only
+    in the task that awaits the run; the loop and the runtime serve on."""
+
+    async def main() -> None:
+        async with Runtime.open(idle_timeout=None, timeout=TIMEOUT) as rt:
+            rt.register_agent("default", echo_agent)
+            rt.register_agent("bad", _factory_of(place, SystemExit))
+            with pytest.raises(SystemExit):
+                await rt.session("victim", agent="bad").arun("x")
+            assert (await rt.session("other").arun("ok")).output == "ok"
+            assert (await rt.session("victim").arun("well")).output == "well"
+            assert rt.statistics().crashes == 0
+
+    asyncio.run(main())
