@@ -371,3 +371,39 @@ def test_a_base_exception_on_the_callers_loop_reaches_the_awaiting_task(place: s
             assert rt.statistics().crashes == 0
 
     asyncio.run(main())
+
+
+def test_a_base_exception_past_the_guard_crashes_one_session_only(
+    runtime: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last line: a BaseException that still reaches a session handler (here, forced in
+    reading a callback's outcome) crashes that session alone; the runtime serves on."""
+    from praxo_actors.runtime._session import _session
+
+    real = _session.unpack
+
+    def unpack(data: Any, carried: Any, *more: Any) -> tuple[bool, Any]:
+        if carried == "explode":
+            raise KeyboardInterrupt("past the guard")
+        return real(data, carried, *more)
+
+    monkeypatch.setattr(_session, "unpack", unpack)
+
+    def model(request: Request) -> Response:
+        return Response(message_assistant("x", [ToolCall("t", {}, id="c")]))
+
+    class Explode:  # not JSON: rides beside the message, where the forced failure finds it
+        def __eq__(self, other: object) -> bool:
+            return other == "explode"
+
+        __hash__ = object.__hash__
+
+    tool = Tool("t", "a tool", {"type": "object"}, lambda _args: Explode())
+    rt = runtime(agents={"default": echo_agent})
+    rt.register_agent("bad", lambda: new_agent_options(model, tools=[tool]))
+    with pytest.raises(AgentError) as info:
+        rt.session("s", agent="bad").run("x").get(timeout=TIMEOUT)
+    assert info.value.code == "SESSION_CRASHED"
+    assert rt.session("other").run("ok").get(timeout=TIMEOUT).output == "ok"
+    assert rt.session("s").run("again").get(timeout=TIMEOUT).output == "again"
+    assert rt.statistics().crashes == 1

@@ -137,8 +137,10 @@ class SessionActor(MNActor):
         """
         try:
             return self._receive(message)
+        except Exception:
+            raise
         except BaseException as exc:
-            raise fenced(exc) from None
+            raise fenced(exc) from exc
 
     def _receive(self, message: Any) -> Any:
         error = None
