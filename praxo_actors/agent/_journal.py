@@ -98,7 +98,8 @@ def encode_entry(effect: Effect, value: Any, where: str, key: bytes | None) -> s
         doc = {"k": "value", "n": name, "v": value}
     try:
         return _finish(doc, where, key)
-    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
+    # RecursionError: nested beyond the encoder's reach, or cyclic.
+    except (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError):
         return None
 
 

@@ -69,6 +69,9 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
     resume: str | None = None  # JSON of a resume value: go on with the interrupted run
     journal: bool = False  # a durable run that was submitted: journal it before its first step
     parent: str | None = None  # the calling session of an agent tool's child run (its events say)
+    # Every session of an agent tool's call chain that waits for this run, outermost first
+    # (``parent`` last): a call back into one of them would wait on itself (AGENT_CYCLE).
+    chain: tuple[str, ...] = ()
 
 
 class CancelRun(_Msg, frozen=True, tag="cancel_run"):

@@ -192,3 +192,46 @@ def test_a_child_runs_deltas_name_its_caller_too(runtime: Start, threads: int | 
     deltas = [e for e in recorder.events if e.type == "model.delta"]
     assert [e.data["text"] for e in deltas] == ["part"]
     assert all(e.data["parent_session"] == "s" for e in recorder.events)
+
+
+def test_a_call_back_into_the_callers_own_session_is_agent_cycle(runtime: Start) -> None:
+    """An agent tool whose child session is the caller's own (``{session_id}``) answers
+    ToolError AGENT_CYCLE at once instead of queueing behind the run that waits for it."""
+    rt = runtime()
+    rt.register_agent("helper", echo_agent)
+    rt.register_agent("boss", caller("helper", session="{session_id}"))
+    result = rt.session("s", "boss").run("hi").get(timeout=TIMEOUT)
+    assert result.output.startswith("told: {'error': {'code': 'AGENT_CYCLE'")
+    assert contents(rt.session("s", "boss").history())[0] == "hi"
+    assert rt.statistics().runs_pending == 0
+
+
+def test_a_cycle_of_fixed_sessions_is_agent_cycle(runtime: Start) -> None:
+    """A on session A calls B on session B, which calls A on session A: that call is
+    AGENT_CYCLE (B's run carries its chain of callers); both runs complete."""
+    rt = runtime()
+    rt.register_agent("a", caller("b", session="B"))
+    rt.register_agent("b", caller("a", session="A"))
+    result = rt.session("A", "a").run("hi").get(timeout=TIMEOUT)
+    assert result.output.startswith("told: told: {'error': {'code': 'AGENT_CYCLE'")
+    assert "'A -> B -> A'" not in result.output and "A -> B -> A" in result.output
+    assert contents(rt.session("B", "b").history())[0] == "sub hi"
+    assert rt.statistics().runs_pending == 0
+
+
+def test_the_same_session_twice_outside_one_chain_is_no_cycle(runtime: Start) -> None:
+    """Two sibling calls to one fixed child session run one after the other: no cycle."""
+
+    def model(request: Request) -> Response:
+        last = request.messages[-1]
+        if last.role == "tool":
+            return Response(message_assistant(f"got {last.content}"))
+        calls = [ToolCall("helper", {"input": f"q{i}"}, id=f"c{i}") for i in (1, 2)]
+        return Response(message_assistant("", calls))
+
+    tool = agent_tool("helper", session="shared")
+    rt = runtime()
+    rt.register_agent("helper", echo_agent)
+    rt.register_agent("boss", lambda: new_agent_options(model, tools=[tool]))
+    assert rt.session("s", "boss").run("hi").get(timeout=TIMEOUT).output == "got q2"
+    assert contents(rt.session("shared", "helper").history()) == ["q1", "q1", "q2", "q2"]

@@ -7,6 +7,8 @@ idempotency key, which a durable parent journals with the call: a parent resumed
 makes the call again with the same key, finds that child run (pending, kept, or journaled) and
 waits for it, and never starts a second. The handler is ``async``, so it runs on the runtime's
 loop and is cancelled with its caller (a cancelled or timed-out parent cancels the child).
+The chain of calling sessions travels with each child run (``StartRun.chain``): a call back
+into any of them is ``AGENT_CYCLE``, not a wait on itself.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, ToolError, tool_context
 from praxo_actors.models import RunResult
+from praxo_actors.runtime._session._calls import call_chain
 
 if TYPE_CHECKING:
     from praxo_actors.agent import ToolContext
@@ -61,6 +64,8 @@ def agent_tool(
         session: The child session's id: ``{session_id}`` is the caller's session,
             ``{name}`` the tool's name, ``{call_id}`` the call's id (one child per call).
         max_depth: How many agent-tool calls may nest; the next is ``ToolError("AGENT_DEPTH")``.
+            A call whose child session is the caller's own, or one that waits further up the
+            same call chain, is ``ToolError("AGENT_CYCLE")`` at once (it would wait on itself).
 
     Raises:
         PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad argument or template.
@@ -94,7 +99,13 @@ def agent_tool(
             name=tool_name,
             call_id=context.call_id or context.idempotency_key,
         )
-        return await _run_child(runtime, context, agent, child, text, depth)
+        # Every session of the call chain waits for this call: a child run queued on one of
+        # them would wait behind the run that waits for it.
+        chain = (*call_chain(), context.session_id)
+        if child in chain:
+            path = " -> ".join((*chain, child))
+            return ToolError("AGENT_CYCLE", f"session {child!r} waits for this call: {path}")
+        return await _run_child(runtime, context, agent, child, text, depth, chain)
 
     about = description or f"Ask the {agent!r} agent; it answers with its reply."
     # The child's answer is text for the calling model, not a JSON string.
@@ -102,7 +113,13 @@ def agent_tool(
 
 
 async def _run_child(
-    runtime: Runtime, context: ToolContext, agent: str, child: str, text: str, depth: int
+    runtime: Runtime,
+    context: ToolContext,
+    agent: str,
+    child: str,
+    text: str,
+    depth: int,
+    chain: tuple[str, ...],
 ) -> str | ToolError:
     """Run (or, on a repeated call, find) the child run and answer with its output."""
     run_id = child_run_id(context.idempotency_key)
@@ -113,7 +130,9 @@ async def _run_child(
         handle = runtime.session(child, agent)
         result = await _found(handle, run_id) if context.attempt > 1 else None
         if result is None:
-            future = handle._submit(run_id, text, None, None, parent=context.session_id)
+            future = handle._submit(
+                run_id, text, None, None, parent=context.session_id, chain=chain
+            )
             try:
                 result = await future
             except asyncio.CancelledError:  # the caller was cancelled, or its deadline passed

@@ -87,13 +87,13 @@ class SessionHandle:
         resume: str | None,
         journal: bool = False,
         parent: str | None = None,
+        chain: tuple[str, ...] = (),
     ) -> RunFuture:
         kernel = self._kernel
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
         future = RunFuture(run_id, self.id, kernel.request_cancel)
-        return self._post(
-            future, kernel.submit, future, self.agent, input, deadline_ns, resume, journal, parent
-        )
+        args = (future, self.agent, input, deadline_ns, resume, journal, parent, chain)
+        return self._post(future, kernel.submit, *args)
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
         """Post ``fn(*args)`` to the kernel, which settles ``future`` (failed at once if the

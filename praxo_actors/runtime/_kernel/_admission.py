@@ -40,6 +40,7 @@ class Admission:
         resume: str | None = None,
         journal: bool = False,
         parent: str | None = None,
+        chain: tuple[str, ...] = (),
     ) -> None:
         """Admit a run and send it to its session (activating the session if need be).
 
@@ -79,7 +80,7 @@ class Admission:
                 return
             table.touch(session_id, entry)
         try:
-            start = StartRun(run_id, agent, input, deadline_ns, resume, journal, parent)
+            start = StartRun(run_id, agent, input, deadline_ns, resume, journal, parent, chain)
             message = encode(start)
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             runs.refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))

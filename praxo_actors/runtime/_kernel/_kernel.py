@@ -202,9 +202,10 @@ class Kernel:
         resume: str | None = None,
         journal: bool = False,
         parent: str | None = None,
+        chain: tuple[str, ...] = (),
     ) -> None:
         """Admit a run and send it to its session (see :class:`Admission`)."""
-        self.admission.submit(future, agent, input, deadline_ns, resume, journal, parent)
+        self.admission.submit(future, agent, input, deadline_ns, resume, journal, parent, chain)
 
     def resume(
         self,

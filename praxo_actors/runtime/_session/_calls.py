@@ -3,7 +3,9 @@
 An ``async def`` callback starts as a task on the runtime's event loop; a plain one runs on the
 runtime's I/O pool. Either way its outcome comes back to the session inside an ``EffectDone``
 message (:class:`_Deliver`), and the context variable the interpreter named (the callback's
-tool or model context) is current while it runs.
+tool or model context) is current while it runs. Starting it is a call into user code, made
+through the session's guard (:mod:`~praxo_actors.runtime._session._guard`): what that raises
+comes back the same way, as the callback's outcome.
 """
 
 from __future__ import annotations
@@ -19,23 +21,56 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors.agent._interpret import Call
+from praxo_actors.runtime._session._guard import enter
 from praxo_actors.runtime._session._outcome import effect_done
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
 
-__all__ = ["start_call"]
+__all__ = ["call_chain", "start_call"]
+
+_CHAIN: ContextVar[tuple[str, ...]] = ContextVar("praxo_call_chain", default=())
+
+
+def call_chain() -> tuple[str, ...]:
+    """Return the sessions waiting, in an agent tool's call chain, for the run whose callback
+    is running (outermost first; empty for a run no agent tool started)."""
+    return _CHAIN.get()
 
 
 def start_call(
-    host: SessionHost, ref: pykka.ActorRef[Any], run_id: str, token: int, call: Call
+    host: SessionHost,
+    ref: pykka.ActorRef[Any],
+    run_id: str,
+    token: int,
+    call: Call,
+    chain: tuple[str, ...] = (),
 ) -> Any:
     """Start ``call`` for run ``run_id``; return its asyncio task (None: on the I/O pool).
 
-    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``.
+    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``. ``chain``: the sessions
+    waiting for this run (an agent tool's child run), current as :func:`call_chain` in the call.
     """
     deliver = _Deliver(host, ref, run_id, token)
+    started, task = enter(_start, host, call, deliver, chain)
+    if not started:  # e.g. an object whose ``__call__`` lookup raised: the callback's outcome
+        deliver(False, task)
+        return None
+    return task
+
+
+def _start(host: SessionHost, call: Call, deliver: _Deliver, chain: tuple[str, ...]) -> Any:
     var = None if call.var is None else (call.var, call.value)
+    if chain:  # a child run's callback: its chain is current too (rare: no cost otherwise)
+        context = copy_context()
+        context.run(_CHAIN.set, chain)
+        if var is not None:
+            context.run(var[0].set, var[1])
+        if _is_async(call.fn):
+            return host.spawn(call.fn, call.args, deliver, context)
+        args = (host, context.run, (call.fn, *call.args), deliver, None)
+        host.io_pool.submit(_call_sync, args, _Finish(deliver))
+        return None
     if _is_async(call.fn):
         return host.spawn(call.fn, call.args, deliver, _context(var))
     host.io_pool.submit(_call_sync, (host, call.fn, call.args, deliver, var), _Finish(deliver))

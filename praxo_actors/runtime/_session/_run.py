@@ -42,12 +42,15 @@ class Run:
     # A durable run's next move, waiting for the store to acknowledge its journal write.
     held: tuple[Any, ...] | None = None
     parent: str | None = None  # the calling session of an agent tool's child run
+    chain: tuple[str, ...] = ()  # every calling session of a child run (see StartRun.chain)
+    seq: int = -1  # the seq of the last event queued (-1: none, or events are not built)
 
     def add_event(self, event: Event) -> None:
         """Queue an event to publish at the next callback or the end of the run."""
         if self.events is None:
             self.events = []
         self.events.append(event)
+        self.seq = event.seq
 
     def take_events(self) -> list[Event] | None:
         """Return the events queued since the last call (None: none)."""
@@ -148,7 +151,9 @@ def open_run(
         run = start_run(options, session, start.input, run_id=start.run_id)
     else:
         run = interrupted_run(options, session, start)
-    current = Run(run, start.agent, start.deadline_ns, host.clock, parent=start.parent)
+    current = Run(
+        run, start.agent, start.deadline_ns, host.clock, parent=start.parent, chain=start.chain
+    )
     if host.router.agents.is_durable(start.agent):
         current.durable = DurableRun(
             session_id, start.run_id, start.agent, start.input, host.key, resume=start.resume

@@ -23,7 +23,7 @@ import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNActor
-from praxo_actors.agent._effects import Emit
+from praxo_actors.agent._effects import CallModel, Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
@@ -44,6 +44,7 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
+from praxo_actors.runtime._session._guard import enter, failed_event, fenced, unreported
 from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
 from praxo_actors.runtime._session._publish import publish, publish_delta
@@ -118,7 +119,7 @@ class SessionActor(MNActor):
 
     def _abandon(self) -> None:
         if self.current is not None:
-            self.current.run.close()
+            enter(self.current.run.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
         if self._deadlines is not None:
@@ -128,7 +129,20 @@ class SessionActor(MNActor):
     # -- messages --------------------------------------------------------------------------
 
     def on_receive(self, message: Any) -> Any:
-        """Dispatch one encoded runtime message (a callback's exception rides beside it)."""
+        """Dispatch one encoded runtime message (a callback's exception rides beside it).
+
+        Raises:
+            Exception: Only ever an ``Exception``, which stops this session alone (see
+                :func:`~praxo_actors.runtime._session._guard.fenced`).
+        """
+        try:
+            return self._receive(message)
+        except Exception:
+            raise
+        except BaseException as exc:
+            raise fenced(exc) from exc
+
+    def _receive(self, message: Any) -> Any:
         error = None
         if type(message) is tuple:
             message, error = message
@@ -154,7 +168,8 @@ class SessionActor(MNActor):
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
-                    self._journal(current, *current.after(*unpack(outcome, error)))
+                    model = type(current.run.effect) is CallModel
+                    self._journal(current, *current.after(*unpack(outcome, error, model)))
             case Journaled(run_id=run_id, entries=entries):
                 self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
@@ -236,8 +251,11 @@ class SessionActor(MNActor):
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
         # names no run: the run is settled already, and its id may be pending again (resumed)
-        # by the time the store answers, which must not settle that later run.
-        document = result_document(None, error, run_id, self.session_id, host.key)
+        # by the time the store answers, which must not settle that later run. Reading the
+        # error's code and text is a call into user code (an exception of theirs).
+        kept, document = enter(result_document, None, error, run_id, self.session_id, host.key)
+        if not kept:
+            document = None
         if document is not None or journal >= 0:
             commit = Commit(self.session_id, result=document, journal=journal)
             self._to_store(encode(CommitRun(commit)))
@@ -268,10 +286,10 @@ class SessionActor(MNActor):
                 self._failed(start.run_id, error, _kept_as_is(start))
                 continue
             assert self.session is not None
-            try:
-                current = open_run(host, self, self.session_id, self.session, start)
-            except Exception as exc:
-                self._failed(start.run_id, exc, _kept_as_is(start))
+            # The agent's factory, and the run's start up to its first effect (instructions).
+            opened, current = enter(open_run, host, self, self.session_id, self.session, start)
+            if not opened:
+                self._failed(start.run_id, current, _kept_as_is(start))
                 continue
             self._last_agent = start.agent
             self.current = current
@@ -282,43 +300,56 @@ class SessionActor(MNActor):
                 self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
-        """Feed an outcome into the machine and answer effects until a call must be waited for."""
+        """Feed an outcome into the machine and answer effects until a call must be waited for.
+
+        The machine's steps call user code (instructions, structured-output types, approval
+        checks), so they run inside the guard: whatever they raise ends this run only.
+        """
         run = current.run
-        durable = current.durable
-        try:
-            effect = run.effect if first else (run.send(value) if ok else run.throw(value))
-            while effect is not None:
-                deltas = self._publish_delta
-                if current.parent is not None:  # a child run's deltas name its caller
-                    deltas = functools.partial(publish_delta, self.host, parent=current.parent)
-                step = decide(effect, durable, current.stop_code, deltas)
-                if type(step) is Emit:
-                    current.add_event(step.event)
-                    effect = run.send(None)
-                elif type(step) is Reply and not step.record:
-                    effect = run.send(step.value)
-                else:  # a call to wait for, or a durable run's write for the store to have first
-                    current.add_resumed()
-                    if type(step) is Call and not step.started:
-                        self._dispatch(current, step)
-                    else:
-                        self._journal(current, *current.before(effect, step))
-                    return
-        except BaseException as exc:  # AgentError with a code, or a callback's own exception
-            if not isinstance(exc, Exception) and exc is not run.thrown:
-                raise  # not the callback's: a real interrupt of this thread
-            current.add_resumed()
+        stepped, waiting = enter(self._steps, current, ok, value, first)
+        if stepped and waiting:
+            return
+        current.add_resumed()
+        if not stepped:  # AgentError with a code, or user code's own exception, unchanged
+            if current.seq >= 0 and unreported(waiting, run.thrown):
+                current.add_event(failed_event(run.run_id, self.session_id, current.seq, waiting))
             self._publish(current)
             self.current = None
+            durable = current.durable
             journal = -1 if durable is None else durable.entries
-            partial = getattr(exc, "partial", None) if current.keep else None
+            exc: BaseException = waiting
+            keep = current.keep and isinstance(exc, AgentError)
+            partial = getattr(exc, "partial", None) if keep else None
             if partial is not None and self._keep_partial(run.run_id, partial, exc, journal):
                 journal = -2  # the partial commit holds the run's end
             self._failed(run.run_id, exc, journal)
             self._start_next()
-            return
-        current.add_resumed()
-        self._complete(current)
+        else:
+            self._complete(current)
+
+    def _steps(self, current: Run, ok: bool, value: Any, first: bool) -> bool:
+        """Run the machine until it waits (True: for a call or a write) or completes."""
+        run = current.run
+        durable = current.durable
+        effect = run.effect if first else (run.send(value) if ok else run.throw(value))
+        while effect is not None:
+            deltas = self._publish_delta
+            if current.parent is not None:  # a child run's deltas name its caller
+                deltas = functools.partial(publish_delta, self.host, parent=current.parent)
+            step = decide(effect, durable, current.stop_code, deltas)
+            if type(step) is Emit:
+                current.add_event(step.event)
+                effect = run.send(None)
+            elif type(step) is Reply and not step.record:
+                effect = run.send(step.value)
+            else:  # a call to wait for, or a durable run's write for the store to have first
+                current.add_resumed()
+                if type(step) is Call and not step.started:
+                    self._dispatch(current, step)
+                else:
+                    self._journal(current, *current.before(effect, step))
+                return True
+        return False
 
     def _keep_partial(
         self, run_id: str, partial: Session, error: BaseException, journal: int
@@ -341,14 +372,14 @@ class SessionActor(MNActor):
         self._publish(current)
         self.current = None
         assert self.session is not None and self.position is not None
-        try:
-            durable = current.durable
-            journal = -1 if durable is None else durable.entries
-            commit = run_commit(
-                self.position, self.session, result, host.key, journal, current.agent
-            )
-        except PraxoError as exc:  # e.g. metadata that is not JSON: the run cannot be kept
-            self._failed(result.run_id, exc)
+        durable = current.durable
+        journal = -1 if durable is None else durable.entries
+        # Writing the result is a call into user code too (a structured-output type's encoding).
+        written, commit = enter(
+            run_commit, self.position, self.session, result, host.key, journal, current.agent
+        )
+        if not written:  # e.g. metadata that is not JSON: the run cannot be kept
+            self._failed(result.run_id, commit)
             self._start_next()
             return
         self.session = result.session  # commit: the run completed and its record is written
@@ -364,7 +395,8 @@ class SessionActor(MNActor):
         self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
-        current.task = start_call(self.host, self.actor_ref, current.run.run_id, token, call)
+        run_id = current.run.run_id
+        current.task = start_call(self.host, self.actor_ref, run_id, token, call, current.chain)
 
     def _publish(self, current: Run) -> None:
         events = current.take_events()
@@ -408,10 +440,11 @@ class SessionActor(MNActor):
             self._resumed = set()
         self._resumed.add(run_id)
         assert self.session is not None
-        try:
-            current = resume_pending(host, self, self.session_id, self.session, pending, journal)
-        except Exception as exc:
-            self._failed(run_id, exc, pending.entries)
+        opened, current = enter(
+            resume_pending, host, self, self.session_id, self.session, pending, journal
+        )
+        if not opened:
+            self._failed(run_id, current, pending.entries)
             return
         self.current = current
         # The resume is counted in the store before anything runs again, so a call made again
