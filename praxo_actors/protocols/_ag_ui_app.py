@@ -7,11 +7,12 @@ and Starlette, the ``protocols`` extra).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-from ag_ui.core import RunAgentInput
+from ag_ui.core import BaseEvent, RunAgentInput
 from ag_ui.encoder import EventEncoder
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,7 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["build"]
 
 _WAIT = 10.0  # seconds a settled resumed run's last event may take to arrive
-_STATUS = {"RUNTIME_UNKNOWN_AGENT": 404, "RUNTIME_INVALID_INPUT": 400}
+_STATUS = {
+    "RUNTIME_UNKNOWN_AGENT": 404,
+    "RUNTIME_INVALID_INPUT": 400,
+    "PROTOCOL_INVALID_INPUT": 422,
+}
 
 
 def build(
@@ -77,6 +82,7 @@ async def _events(
 ) -> AsyncIterator[str]:
     """Run (or resume) and yield the run's AG-UI events, encoded, to its last."""
     for out in translation.start():
+        out.timestamp = time.time_ns() // 1_000_000
         yield encoder.encode(out)
     kind, value = action
     stream: Any = None
@@ -88,6 +94,7 @@ async def _events(
             source = resumed(runtime, handle, value, timeout)
         async for event in source:
             for out in translation.feed(event):
+                out.timestamp = event.time_ns // 1_000_000
                 yield encoder.encode(out)
             if translation.ended:
                 return
@@ -95,16 +102,21 @@ async def _events(
             result = await stream.result()
             if result.status == "completed":
                 for out in translation.feed(_completed(result.run_id, handle.id)):
-                    yield encoder.encode(out)
+                    yield _stamped(encoder, out)
                 return
         for out in translation.fail("PROTOCOL_RUN_LOST", "the run ended without its last event"):
-            yield encoder.encode(out)
+            yield _stamped(encoder, out)
     except PraxoError as exc:
         for out in translation.fail(exc.code, exc.message):
-            yield encoder.encode(out)
+            yield _stamped(encoder, out)
     finally:
         if stream is not None:
             await stream.aclose()
+
+
+def _stamped(encoder: EventEncoder, event: BaseEvent) -> str:
+    event.timestamp = time.time_ns() // 1_000_000
+    return encoder.encode(event)
 
 
 def _completed(run_id: str, session_id: str) -> Event:
