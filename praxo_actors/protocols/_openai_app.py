@@ -242,9 +242,8 @@ async def _chunks(
 ) -> AsyncIterator[bytes]:
     """Yield the run's answer as ``chat.completion.chunk`` server-sent events."""
     created = int(time.time())
-    stream = handle.astream(chat.input)
     base = {
-        "id": f"chatcmpl-{stream.run_id}",
+        "id": f"chatcmpl-{new_run_id()}",
         "object": "chat.completion.chunk",
         "created": created,
         "model": chat.agent,
@@ -256,19 +255,18 @@ async def _chunks(
 
     try:
         yield chunk({"role": "assistant", "content": ""})
-        async for event in stream:
-            # A step's text is the answer's only when the step calls no tool.
-            if event.type == "model.responded" and not event.data.get("tool_calls"):
-                content = event.data.get("content")
-                if isinstance(content, str) and content:
-                    yield chunk({"content": content})
         try:
-            result = await stream.result()
+            # The answer is the run's output, known at its end: the text of a step is not
+            # the answer's until the step turns out to call no tool (a call read from the
+            # text included). Without a subscriber the run builds no events at all.
+            result = await handle.arun(chat.input)
             if result.status != "completed":
                 raise _interrupted()
         except PraxoError as exc:
             yield b"data: " + _encode(_error_doc(exc)[1]) + b"\n\n"
             return
+        if result.output:
+            yield chunk({"content": result.output})
         yield chunk({}, "stop")
         if chat.usage:
             doc = {**base, "choices": [], "usage": _usage(result.usage)}
@@ -276,4 +274,3 @@ async def _chunks(
         yield b"data: [DONE]\n\n"
     finally:
         seeds.pop(handle.id, None)
-        await stream.aclose()

@@ -30,6 +30,9 @@ def chat(request: Request) -> Response | ModelError:
         return Response(message_assistant(f"The sum is {last.content}."), usage=USAGE)
     if last.content == "fail":
         return ModelError("MODEL_UNAVAILABLE", "the model is down")
+    if last.content == "add as text":  # a call the loop reads from the text
+        text = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+        return Response(message_assistant(text), usage=USAGE)
     if last.content == "add":
         call = ToolCall("add", {"a": 2, "b": 3}, id="c1")
         return Response(message_assistant("Thinking aloud.", [call]), usage=USAGE)
@@ -102,6 +105,12 @@ def test_a_streamed_completion_ends_with_usage_when_asked(app: Served) -> None:
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert chunks[-1].usage.total_tokens == 20
+    texts = list(
+        app.client.chat.completions.create(
+            model="helper", messages=[{"role": "user", "content": "add as text"}], stream=True
+        )
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in texts) == "The sum is 5."
     without = list(
         app.client.chat.completions.create(
             model="helper", messages=[{"role": "user", "content": "hi"}], stream=True
