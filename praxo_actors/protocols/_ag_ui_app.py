@@ -106,8 +106,10 @@ async def _events(
                 return
         for out in translation.fail("PROTOCOL_RUN_LOST", "the run ended without its last event"):
             yield _stamped(encoder, out)
-    except PraxoError as exc:
-        for out in translation.fail(exc.code, exc.message):
+    except Exception as exc:  # the run's failure; a callback's own exception: its type
+        code = exc.code if isinstance(exc, PraxoError) else "AGENT_CALLBACK_EXCEPTION"
+        message = exc.message if isinstance(exc, PraxoError) else f"{type(exc).__name__}: {exc}"
+        for out in translation.fail(code, message):
             yield _stamped(encoder, out)
     finally:
         if stream is not None:

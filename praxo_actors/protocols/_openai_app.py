@@ -89,8 +89,8 @@ def build(runtime: Runtime, allowed_hosts: Iterable[str] | None) -> HostCheck:
             return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
         try:
             result = await handle.arun(chat.input)
-        except PraxoError as exc:
-            return _error(exc)
+        except Exception as exc:
+            return _error(_failure(exc))
         finally:
             seeds.pop(handle.id, None)
         if result.status != "completed":
@@ -193,6 +193,13 @@ def _interrupted() -> PraxoError:
     )
 
 
+def _failure(exc: Exception) -> PraxoError:
+    """Return the run's failure as a ``PraxoError`` (a callback's own exception: its type)."""
+    if isinstance(exc, PraxoError):
+        return exc
+    return PraxoError("AGENT_CALLBACK_EXCEPTION", f"{type(exc).__name__}: {exc}")
+
+
 def _error_doc(exc: PraxoError) -> tuple[int, dict[str, Any]]:
     status = exc.status if isinstance(exc, Refused) else _STATUS.get(exc.code, 500)
     kind = "invalid_request_error" if status < 500 else "server_error"
@@ -262,8 +269,8 @@ async def _chunks(
             result = await handle.arun(chat.input)
             if result.status != "completed":
                 raise _interrupted()
-        except PraxoError as exc:
-            yield b"data: " + _encode(_error_doc(exc)[1]) + b"\n\n"
+        except Exception as exc:
+            yield b"data: " + _encode(_error_doc(_failure(exc))[1]) + b"\n\n"
             return
         if result.output:
             yield chunk({"content": result.output})

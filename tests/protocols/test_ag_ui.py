@@ -20,7 +20,7 @@ import pytest
 from _helpers import assert_no_new_threads
 from _served import TIMEOUT, served
 
-from praxo_actors.agent import Tool, new_agent_options
+from praxo_actors.agent import Tool, model_context, new_agent_options
 from praxo_actors.middleware import require_approval
 from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant
 from praxo_actors.protocols import ag_ui_app
@@ -38,6 +38,14 @@ def chat(request: Request) -> Response | ModelError:
     text = str(last.content)
     if text == "fail":
         return ModelError("MODEL_UNAVAILABLE", "the model is down")
+    if text == "boom":
+        raise RuntimeError("a bug in the model callback")
+    if text == "stream":
+        context = model_context()
+        assert context is not None
+        context.delta("Hel")
+        context.delta("lo")
+        return Response(message_assistant("Hello"))
     offered = {spec.name for spec in request.tools}
     for name, arguments in (("add", {"a": 2, "b": 3}), ("confirm", {"question": "sure?"})):
         if name in text and name in offered:
@@ -205,6 +213,25 @@ def test_a_failed_run_ends_with_run_error_carrying_its_code(app: Served) -> None
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["code"] == "MODEL_UNAVAILABLE"
     assert "RUN_FINISHED" not in kinds(events)
+
+
+def test_a_callback_that_raises_ends_with_run_error(app: Served) -> None:
+    """A model callback's exception fails the run: RUN_ERROR AGENT_CALLBACK_EXCEPTION."""
+    body = {"threadId": "t-boom", "runId": "r1", "messages": [user("boom")]}
+    events, recording = app.post(body)
+    validate(str(recording))
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "AGENT_CALLBACK_EXCEPTION"
+
+
+def test_streamed_text_arrives_as_the_model_streams_it(app: Served) -> None:
+    """The model's deltas are TEXT_MESSAGE_CONTENT events, the text not sent again after."""
+    body = {"threadId": "t-stream", "runId": "r1", "messages": [user("stream")]}
+    events, recording = app.post(body)
+    validate(str(recording))
+    texts = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert texts == ["Hel", "lo"]
+    assert kinds(events).count("TEXT_MESSAGE_START") == 1
 
 
 def test_an_approval_interrupts_the_run_and_a_resume_entry_answers_it(app: Served) -> None:

@@ -30,6 +30,8 @@ def chat(request: Request) -> Response | ModelError:
         return Response(message_assistant(f"The sum is {last.content}."), usage=USAGE)
     if last.content == "fail":
         return ModelError("MODEL_UNAVAILABLE", "the model is down")
+    if last.content == "boom":
+        raise RuntimeError("a bug in the model callback")
     if last.content == "add as text":  # a call the loop reads from the text
         text = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
         return Response(message_assistant(text), usage=USAGE)
@@ -173,6 +175,23 @@ def test_a_failed_run_is_an_openai_error_with_its_code(app: Served) -> None:
             )
         )
     assert streamed.value.code == "MODEL_UNAVAILABLE"
+
+
+def test_a_callback_that_raises_is_an_error_with_its_code(app: Served) -> None:
+    """A model callback's exception is 500 AGENT_CALLBACK_EXCEPTION, blocking and streamed."""
+    with pytest.raises(openai.InternalServerError) as failed:
+        app.client.chat.completions.create(
+            model="helper", messages=[{"role": "user", "content": "boom"}]
+        )
+    assert failed.value.code == "AGENT_CALLBACK_EXCEPTION"
+    assert "RuntimeError" in failed.value.message
+    with pytest.raises(openai.APIError) as streamed:
+        list(
+            app.client.chat.completions.create(
+                model="helper", messages=[{"role": "user", "content": "boom"}], stream=True
+            )
+        )
+    assert streamed.value.code == "AGENT_CALLBACK_EXCEPTION"
 
 
 def test_an_unknown_model_is_404(app: Served) -> None:
