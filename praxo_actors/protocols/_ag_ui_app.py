@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["build"]
 
 _WAIT = 10.0  # seconds a settled resumed run's last event may take to arrive
+MAX_TOOL_SETS = 64
+"""Distinct sets of frontend tools one app offers its agent (each is an agent registered once)."""
 _STATUS = {
+    "PROTOCOL_TOO_MANY_TOOL_SETS": 429,
     "RUNTIME_UNKNOWN_AGENT": 404,
     "RUNTIME_INVALID_INPUT": 400,
     "PROTOCOL_INVALID_INPUT": 422,
@@ -46,6 +49,7 @@ def build(
     """Return the AG-UI app of ``runtime``'s ``agent``, answering ``POST path``."""
     encoder = EventEncoder()
     timeout = _WAIT
+    derived: dict[str, str] = {}  # a tool set's key -> the agent that offers it
 
     async def run(request: Request) -> Response:
         try:
@@ -55,7 +59,7 @@ def build(
             except pydantic.ValidationError as exc:
                 message = f"not a RunAgentInput: {exc.errors()[0]['msg']}"
                 raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
-            handle = _handle(runtime, agent, given)
+            handle = _handle(runtime, agent, given, derived)
             action = _action(given)
         except Refused as exc:
             return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
@@ -125,16 +129,24 @@ def _completed(run_id: str, session_id: str) -> Event:
     return Event(type="run.completed", run_id=run_id, session_id=session_id, seq=0, time_ns=0)
 
 
-def _handle(runtime: Runtime, agent: str, given: RunAgentInput) -> SessionHandle:
+def _handle(
+    runtime: Runtime, agent: str, given: RunAgentInput, derived: dict[str, str]
+) -> SessionHandle:
     """Return the thread's session handle, with the client's tools added to the agent's."""
     tools = given.tools or []
     name = agent
     if tools:
-        made = [_frontend_tool(t.name, t.description, t.parameters) for t in tools]
         key = json.dumps(
             [[t.name, t.description, t.parameters] for t in tools], sort_keys=True, default=str
         )
-        name = with_tools(runtime, agent, made, key)
+        known = derived.get(key)
+        if known is None:
+            if len(derived) >= MAX_TOOL_SETS:
+                message = f"more than {MAX_TOOL_SETS} distinct sets of tools"
+                raise Refused(429, "PROTOCOL_TOO_MANY_TOOL_SETS", message)
+            made = [_frontend_tool(t.name, t.description, t.parameters) for t in tools]
+            known = derived[key] = with_tools(runtime, agent, made, key)
+        name = known
     return runtime.session(given.thread_id, name)
 
 

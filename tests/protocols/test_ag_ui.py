@@ -311,3 +311,32 @@ def test_an_unknown_agent_is_404(app: Served) -> None:
         reply = app.client.post(url + "/", json=body)
     assert reply.status_code == 404
     assert reply.json()["error"]["code"] == "RUNTIME_UNKNOWN_AGENT"
+
+
+def test_distinct_tool_sets_are_bounded(app: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new set of frontend tools registers an agent, so their number is bounded (429)."""
+    from praxo_actors.protocols import _ag_ui_app
+
+    monkeypatch.setattr(_ag_ui_app, "MAX_TOOL_SETS", 2)
+    statuses = []
+    for n in range(3):
+        tools = [{"name": f"tool{n}", "description": "x"}]
+        body = {"threadId": f"t-set{n}", "runId": "r", "messages": [user("x")], "tools": tools}
+        reply = app.client.post(app.url + "/", json=body)
+        statuses.append(reply.status_code)
+        if n == 2:
+            assert reply.json()["error"]["code"] == "PROTOCOL_TOO_MANY_TOOL_SETS"
+    assert statuses == [200, 200, 429]
+    again = [{"name": "tool0", "description": "x"}]
+    body = {"threadId": "t-set0", "runId": "r2", "messages": [user("y")], "tools": again}
+    assert app.client.post(app.url + "/", json=body).status_code == 200
+
+
+def test_text_that_is_not_unicode_is_refused_with_a_code(app: Served) -> None:
+    """A lone surrogate (JSON's ``\\ud800``) in the input or the thread id is 400 with a code."""
+    content = b'{"threadId": "t-s", "runId": "r", "messages": [{"id": "1", "role": "user", '
+    content += b'"content": "\\ud800"}]}'
+    for body in (content, content.replace(b'"t-s"', b'"\\udfff"')):
+        reply = app.client.post(app.url + "/", content=body)
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["error"]["code"] == "PROTOCOL_BAD_JSON"
