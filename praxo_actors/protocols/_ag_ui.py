@@ -35,7 +35,9 @@ def ag_ui_app(
     A request for another ``Host`` than the app is served on is 421
     ``PROTOCOL_HOST_REFUSED``; a body that is not JSON 400 ``PROTOCOL_BAD_JSON``; over 4 MiB
     413 ``PROTOCOL_TOO_LARGE``; not a ``RunAgentInput`` (or nothing to run) 422
-    ``PROTOCOL_INVALID_INPUT``; an unknown agent 404 ``RUNTIME_UNKNOWN_AGENT``.
+    ``PROTOCOL_INVALID_INPUT``; an unknown agent 404 ``RUNTIME_UNKNOWN_AGENT``; more than 64
+    distinct sets of tools 429 ``PROTOCOL_TOO_MANY_TOOL_SETS``. A client that closes the
+    stream cancels its run.
 
     Args:
         runtime: The runtime whose agent to serve.

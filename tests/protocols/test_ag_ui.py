@@ -6,6 +6,8 @@ checked by the ``ag-ui-validate`` command itself, against the live endpoint or a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -340,3 +342,44 @@ def test_text_that_is_not_unicode_is_refused_with_a_code(app: Served) -> None:
         reply = app.client.post(app.url + "/", content=body)
         assert reply.status_code == 400, reply.text
         assert reply.json()["error"]["code"] == "PROTOCOL_BAD_JSON"
+
+
+def test_a_client_that_disconnects_cancels_its_run(app: Served) -> None:
+    """Closing the stream mid-run cancels the run at once, its tool in flight included: it
+    fails AGENT_CANCELLED and commits nothing."""
+    ended: list[Any] = []
+    done = threading.Event()
+
+    async def slow(_arguments: dict[str, Any]) -> str:
+        never = asyncio.Event()  # only the run's cancellation ends this wait before TIMEOUT
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(never.wait(), TIMEOUT)
+        return "not cancelled"
+
+    def model(request: Request) -> Response:
+        if request.messages[-1].role == "user":
+            return Response(message_assistant("", [ToolCall("slow", {}, id="s1")]))
+        return Response(message_assistant(f"after {request.messages[-1].content}"))
+
+    def slow_agent() -> Any:
+        return new_agent_options(model, tools=[Tool("slow", "Slow", {}, slow)])
+
+    def on_end(event: Any) -> None:
+        if event.type in ("run.completed", "run.failed"):
+            ended.append(event)
+            done.set()
+
+    app.runtime.register_agent("slow", slow_agent)
+    subscription = app.runtime.events.subscribe(on_end, "run.*", "t-gone")
+    try:
+        with served(ag_ui_app(app.runtime, agent="slow")) as url:
+            body = {"threadId": "t-gone", "runId": "r1", "messages": [user("go")]}
+            with app.client.stream("POST", url + "/", json=body) as reply:
+                for line in reply.iter_lines():
+                    if "TOOL_CALL_END" in line:
+                        break  # leave while the tool runs: the connection closes
+            assert done.wait(TIMEOUT * 2)
+    finally:
+        subscription.unsubscribe()
+    assert [(e.type, e.data.get("code")) for e in ended] == [("run.failed", "AGENT_CANCELLED")]
+    assert app.runtime.session("t-gone", "slow").history() == []
