@@ -22,7 +22,7 @@ import pytest
 from _helpers import assert_no_new_threads
 from _served import TIMEOUT, served
 
-from praxo_actors.agent import Tool, model_context, new_agent_options
+from praxo_actors.agent import Interrupt, Tool, model_context, new_agent_options
 from praxo_actors.middleware import require_approval
 from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant
 from praxo_actors.protocols import ag_ui_app
@@ -383,3 +383,50 @@ def test_a_client_that_disconnects_cancels_its_run(app: Served) -> None:
         subscription.unsubscribe()
     assert [(e.type, e.data.get("code")) for e in ended] == [("run.failed", "AGENT_CANCELLED")]
     assert app.runtime.session("t-gone", "slow").history() == []
+
+
+def test_a_cancelled_resume_denies_the_call(app: Served) -> None:
+    """A resume entry with status cancelled denies the approval: the tool does not run."""
+    body = {"threadId": "t-deny", "runId": "r1", "messages": [user("add them")]}
+    events, _ = app.post(body, "/careful/")
+    [interrupt] = events[-1]["outcome"]["interrupts"]
+    resume = [{"interruptId": interrupt["id"], "status": "cancelled"}]
+    body = {"threadId": "t-deny", "runId": "r2", "messages": [user("add them")], "resume": resume}
+    events, recording = app.post(body, "/careful/")
+    validate(str(recording))
+    [text] = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert "APPROVAL_DENIED" in text
+    assert events[-1]["type"] == "RUN_FINISHED"
+
+
+def test_a_tools_own_question_is_an_input_required_interrupt(app: Served) -> None:
+    """A backend tool's Interrupt ends the run with reason input_required; resume answers it."""
+
+    def ask(_arguments: dict[str, Any]) -> Interrupt:
+        return Interrupt({"question": "Which city?"})
+
+    def model(request: Request) -> Response:
+        if request.messages[-1].role == "user":
+            return Response(message_assistant("", [ToolCall("ask", {}, id="q1")]))
+        return Response(message_assistant(f"Booked: {request.messages[-1].content}"))
+
+    app.runtime.register_agent(
+        "asker", lambda: new_agent_options(model, tools=[Tool("ask", "Ask", {}, ask)])
+    )
+    with served(ag_ui_app(app.runtime, agent="asker")) as url:
+        body = {"threadId": "t-ask", "runId": "r1", "messages": [user("book")]}
+        app.url, before = url, app.url
+        try:
+            events, recording = app.post(body)
+            validate(str(recording))
+            [interrupt] = events[-1]["outcome"]["interrupts"]
+            assert interrupt["reason"] == "input_required"
+            assert interrupt["metadata"]["praxo"] == {"question": "Which city?"}
+            resume = [{"interruptId": interrupt["id"], "status": "resolved", "payload": "Lisbon"}]
+            body = {"threadId": "t-ask", "runId": "r2", "messages": [], "resume": resume}
+            events, recording = app.post(body)
+            validate(str(recording))
+        finally:
+            app.url = before
+    texts = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert texts == ['Booked: "Lisbon"']
