@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors.protocols._extra import require
+from praxo_actors.protocols._extra import check_runtime, require
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -47,10 +47,12 @@ def ag_ui_app(
             address served on, and the loopback names for a loopback address).
 
     Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``.
         ModuleNotFoundError: ``ag-ui-protocol`` or Starlette is not installed (the
             ``protocols`` extra).
     """
     require("ag_ui", "starlette")
+    check_runtime(runtime)
     from praxo_actors.protocols._ag_ui_app import build
 
     return build(runtime, agent, path, allowed_hosts)

@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
-__all__ = ["require"]
+from praxo_actors._errors import PraxoError
+
+__all__ = ["check_runtime", "require"]
+
+
+def check_runtime(runtime: Any) -> None:
+    """Refuse anything but a :class:`~praxo_actors.runtime.Runtime`.
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT``.
+    """
+    from praxo_actors.runtime import Runtime
+
+    if not isinstance(runtime, Runtime):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime")
 
 
 def require(*modules: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors.protocols._extra import require
+from praxo_actors.protocols._extra import check_runtime, require
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -39,9 +39,11 @@ def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) 
             address served on, and the loopback names for a loopback address).
 
     Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``.
         ModuleNotFoundError: Starlette is not installed (the ``protocols`` extra).
     """
     require("starlette")
+    check_runtime(runtime)
     from praxo_actors.protocols._openai_app import build
 
     return build(runtime, allowed_hosts)

@@ -6,6 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from praxo_actors import PraxoError
+from praxo_actors.protocols import ag_ui_app, openai_app
+
 TIMEOUT = 60.0
 EXTRA = ("starlette", "uvicorn", "ag_ui", "a2a", "mcp", "openai", "pydantic")
 
@@ -42,3 +47,11 @@ def test_a_missing_sdk_names_the_extra() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ag_ui ") and "praxo-actors[protocols]" in done.stdout
+
+
+def test_an_app_serves_only_a_runtime() -> None:
+    """Anything but a Runtime is RUNTIME_INVALID_INPUT when the app is built."""
+    for build in (ag_ui_app, openai_app):
+        with pytest.raises(PraxoError) as refused:
+            build(object())  # type: ignore[arg-type]
+        assert refused.value.code == "RUNTIME_INVALID_INPUT"
