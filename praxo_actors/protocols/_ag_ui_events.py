@@ -2,11 +2,12 @@
 
 The praxo events of a run (see docs/agent.md) map to AG-UI's: ``model.requested`` opens a
 step (closed by the next one or the run's end); ``model.delta`` streams text, which
-``model.responded`` closes (or gives whole, when the model streamed none), followed by the
-step's tool calls (start, arguments, end); ``tool.completed`` is the call's result;
-``run.completed``/``run.interrupted`` end the run with RUN_FINISHED and ``run.failed`` with
-RUN_ERROR carrying the run's code. Ids are the client's ``threadId`` and ``runId``; a message's
-id is the run's and the step's, a call's the call's own.
+``model.responded`` closes (or gives whole, when the model streamed none); ``tool.started``
+is a call (start, arguments, end; a call waiting for approval is one too) and
+``tool.completed`` its result, when the call was opened in this run (a frontend tool's result
+came from the client); ``run.completed``/``run.interrupted`` end the run with RUN_FINISHED and
+``run.failed`` with RUN_ERROR carrying the run's code. Ids are the client's ``threadId`` and
+``runId``; a message's id is the run's and the step's, a call's the call's own.
 """
 
 from __future__ import annotations
