@@ -1,0 +1,32 @@
+"""The ``protocols`` extra: its SDKs are imported when an app is built, never on import."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from praxo_actors._errors import PraxoError
+
+__all__ = ["check_runtime", "require"]
+
+
+def check_runtime(runtime: Any) -> None:
+    """Refuse anything but a :class:`~praxo_actors.runtime.Runtime`.
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT``.
+    """
+    from praxo_actors.runtime import Runtime
+
+    if not isinstance(runtime, Runtime):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime")
+
+
+def require(*modules: str) -> None:
+    """Raise ``ModuleNotFoundError`` naming the extra if one of ``modules`` is missing."""
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            raise ModuleNotFoundError(
+                f"praxo_actors.protocols needs {name}: pip install 'praxo-actors[protocols]'",
+                name=name,
+            )

@@ -1,0 +1,84 @@
+"""What every protocol app does at its door: the ``Host`` check, a bounded JSON body, 4xx codes.
+
+Imported by the apps when they are built (it needs Starlette, the ``protocols`` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, MutableMapping
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.observer._guard import host_allowed
+
+__all__ = ["MAX_BODY", "HostCheck", "Refused", "error_body", "read_json"]
+
+MAX_BODY = 4 * 1024 * 1024
+"""The largest request body the apps read (bytes); a larger one is 413 PROTOCOL_TOO_LARGE."""
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Any, Any], Any]
+
+
+class Refused(PraxoError):
+    """A request the app answers with ``status`` and ``code`` instead of serving it."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(code, message)
+        self.status = status
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """Return the JSON body of a refusal: ``{"error": {"code", "message"}}``."""
+    return {"error": {"code": code, "message": message}}
+
+
+class HostCheck:
+    """ASGI middleware: answer only the hosts the app is served on (421 PROTOCOL_HOST_REFUSED).
+
+    As the observer does: by default the address the server listens on and, for a loopback
+    address, ``localhost``, ``127.0.0.1`` and ``[::1]`` on its port; ``allowed_hosts`` (``host``
+    or ``host:port`` entries) replaces that.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str] | None = None) -> None:
+        self._app = app
+        self._allowed = None if allowed_hosts is None else tuple(allowed_hosts)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Pass the request on, or refuse it before the app sees it."""
+        if scope["type"] == "http":
+            host = ""
+            for key, value in scope["headers"]:
+                if key == b"host":
+                    host = value.decode("latin-1")
+                    break
+            if not host_allowed(host, scope, self._allowed):
+                body = error_body("PROTOCOL_HOST_REFUSED", f"not served for host {host!r}")
+                await JSONResponse(body, status_code=421)(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
+    """Return the request's JSON body.
+
+    Raises:
+        Refused: 413 ``PROTOCOL_TOO_LARGE`` beyond ``limit`` bytes; 400 ``PROTOCOL_BAD_JSON`` for
+            a body that is not JSON (nested too deep included).
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Refused(413, "PROTOCOL_TOO_LARGE", f"the body is over {limit} bytes")
+        chunks.append(chunk)
+    try:
+        return msgspec.json.decode(b"".join(chunks))
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise Refused(400, "PROTOCOL_BAD_JSON", f"the body is not JSON: {exc}") from None
