@@ -17,7 +17,7 @@ from test_runtime_agent_tool import caller
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Event, Request, Response, message_assistant
 from praxo_actors.runtime import Runtime
-from praxo_actors.testing import EventRecorder
+from praxo_actors.testing import EventRecorder, ManualClock
 
 Start = Callable[..., Runtime]
 
@@ -53,12 +53,14 @@ def _failed(recorder: EventRecorder, session_id: str) -> Event:
     return events[0]
 
 
+@pytest.mark.parametrize("threads", [None, 1])
 def test_a_session_stop_cancels_its_async_callback_and_publishes_run_failed(
-    runtime: Start,
+    runtime: Start, threads: int | None
 ) -> None:
-    """``handle.stop()`` cancels the async model in flight and publishes run.failed."""
+    """``handle.stop()`` cancels the async model in flight and publishes run.failed, with
+    sessions on the loop or on a scheduler thread."""
     model = Hanging()
-    rt = runtime(agents={"default": model.agent, "echo": echo_agent})
+    rt = runtime(agents={"default": model.agent, "echo": echo_agent}, scheduler_threads=threads)
     recorder = EventRecorder()
     rt.events.subscribe(recorder, "run.*", session_id="s")
     future = rt.session("s").run("x")
@@ -85,11 +87,15 @@ def test_a_session_stop_fails_queued_runs_without_starting_them(runtime: Start) 
     assert model.calls == 1
 
 
-def test_a_session_stop_cancels_an_agent_tool_child_run(runtime: Start) -> None:
+@pytest.mark.parametrize("threads", [None, 1])
+def test_a_session_stop_cancels_an_agent_tool_child_run(
+    runtime: Start, threads: int | None
+) -> None:
     """The child run of the stopped run's agent tool fails AGENT_CANCELLED and its callback is
     cancelled; both runs publish run.failed."""
     model = Hanging()
-    rt = runtime(agents={"helper": model.agent, "boss": caller("helper")})
+    agents = {"helper": model.agent, "boss": caller("helper")}
+    rt = runtime(agents=agents, scheduler_threads=threads)
     recorders = {sid: EventRecorder() for sid in ("s", "s/helper")}
     for sid, recorder in recorders.items():
         rt.events.subscribe(recorder, "run.failed", session_id=sid)
@@ -103,13 +109,17 @@ def test_a_session_stop_cancels_an_agent_tool_child_run(runtime: Start) -> None:
     assert rt.session("s/helper", "helper").history() == []
 
 
-def test_a_runtime_stop_publishes_runtime_stopped_and_cancels_callbacks(runtime: Start) -> None:
+@pytest.mark.parametrize("threads", [None, 1])
+def test_a_runtime_stop_publishes_runtime_stopped_and_cancels_callbacks(
+    runtime: Start, threads: int | None
+) -> None:
     """``runtime.stop()`` publishes run.failed RUNTIME_STOPPED for every run in flight (a
     subscriber sees it before the bus stops) and cancels their async callbacks, the agent-tool
     child's included."""
     model = Hanging()
     parent = Hanging()
-    rt = runtime(agents={"helper": model.agent, "boss": caller("helper"), "solo": parent.agent})
+    agents = {"helper": model.agent, "boss": caller("helper"), "solo": parent.agent}
+    rt = runtime(agents=agents, scheduler_threads=threads)
     recorder = EventRecorder()
     rt.events.subscribe(recorder, "run.failed")
     futures = [rt.session("s", "boss").run("hi"), rt.session("t", "solo").run("x")]
@@ -183,3 +193,17 @@ def test_a_sync_callbacks_late_outcome_after_a_runtime_stop_is_discarded(
         stopper.join(TIMEOUT)
         assert not stopper.is_alive()
     assert logs == []
+
+
+def test_a_deadline_cancels_an_async_callback_of_a_session_on_a_scheduler_thread(
+    runtime: Start,
+) -> None:
+    """A session run by a scheduler thread: at the deadline its async model is cancelled."""
+    model = Hanging()
+    clock = ManualClock()
+    rt = runtime(agents={"default": model.agent}, scheduler_threads=1, clock=clock)
+    future = rt.session("s").run("x", deadline=60)
+    assert model.entered.wait(TIMEOUT)
+    clock.advance(60)
+    assert error_code(future) == "AGENT_DEADLINE"
+    assert model.cancelled.wait(TIMEOUT)
