@@ -8,12 +8,14 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from _helpers import captured_logs
 from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
 from test_runtime_agent_tool import caller
 
+from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Event, Request, Response, message_assistant
 from praxo_actors.runtime import Runtime
@@ -207,3 +209,31 @@ def test_a_deadline_cancels_an_async_callback_of_a_session_on_a_scheduler_thread
     clock.advance(60)
     assert error_code(future) == "AGENT_DEADLINE"
     assert model.cancelled.wait(TIMEOUT)
+
+
+def test_a_durable_run_a_session_stop_ended_is_not_resumed_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    """A session stop ends a durable run for good: a runtime started with resume=True on the
+    same store finds it failed AGENT_CANCELLED and calls no model again."""
+    path = tmp_path / "s.sqlite3"
+    model = Hanging()
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        rt.register_agent("default", model.agent, durable=True)
+        future = rt.session("s").run("go")
+        assert model.entered.wait(TIMEOUT)
+        assert rt.session("s").stop(timeout=TIMEOUT)
+        assert error_code(future) == "AGENT_CANCELLED"
+    finally:
+        rt.stop()
+    again = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, resume=True)
+    try:
+        again.register_agent("default", model.agent, durable=True)
+        with pytest.raises(PraxoError) as info:
+            again.session("s").result(future.run_id, timeout=TIMEOUT)
+        assert info.value.code == "AGENT_CANCELLED"
+        assert again.session("s").history() == []
+        assert model.calls == 1
+    finally:
+        again.stop()
