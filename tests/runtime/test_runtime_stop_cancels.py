@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from _helpers import captured_logs
-from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
+from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
 from test_runtime_agent_tool import caller
 
 from praxo_actors import PraxoError
@@ -237,3 +237,23 @@ def test_a_durable_run_a_session_stop_ended_is_not_resumed_after_a_restart(
         assert model.calls == 1
     finally:
         again.stop()
+
+
+def test_a_runtime_stop_delivers_every_run_failed_to_a_slow_subscriber(runtime: Start) -> None:
+    """A subscriber that takes its time gets the run.failed of every run the stop ended: the
+    bus hands over what it routed before it ends the subscriptions."""
+    model = Hanging()
+    rt = runtime(agents={"default": model.agent})
+    failed: list[str] = []
+    work = threading.Event()  # never set: each call takes 20 ms of a subscriber's own work
+
+    def slow(event: Event) -> None:
+        work.wait(0.02)
+        failed.append(event.session_id)
+
+    rt.events.subscribe(slow, "run.failed")
+    futures = [rt.session(f"s{i}").run("x") for i in range(20)]
+    wait_until(lambda: model.calls == 20)
+    rt.stop()
+    assert {error_code(f) for f in futures} == {"RUNTIME_STOPPED"}
+    assert sorted(failed) == sorted(f"s{i}" for i in range(20))
