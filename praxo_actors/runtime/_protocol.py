@@ -47,6 +47,7 @@ __all__ = [
     "RuntimeMessage",
     "Sessions",
     "StartRun",
+    "StopRuns",
     "decode",
     "decode_outcome",
     "encode",
@@ -81,6 +82,14 @@ class CancelRun(_Msg, frozen=True, tag="cancel_run"):
     run_id: str
     hard: bool = False
     keep: bool = False  # keep the steps the run completed (on_busy="interrupt")
+
+
+class StopRuns(_Msg, frozen=True, tag="stop_runs"):
+    """End every run of the session now, with ``code``: the one in flight is cut off (its
+    ``async`` callback cancelled) and publishes ``run.failed``; queued ones fail unstarted.
+    The session's stop follows; ``RUNTIME_STOPPED`` writes nothing to the store."""
+
+    code: str
 
 
 class RunDeadline(_Msg, frozen=True, tag="run_deadline"):
@@ -262,6 +271,7 @@ class Results(_Msg, frozen=True, tag="results"):
 RuntimeMessage = (
     StartRun
     | CancelRun
+    | StopRuns
     | RunDeadline
     | EffectDone
     | Restore

@@ -135,12 +135,19 @@ class EventRouter:
         return self._table.snapshot.closed
 
     def close(self, timeout: float = 5.0) -> None:
-        """End every subscription and stop the delivery threads.
+        """Hand over what was routed, end every subscription and stop the delivery threads.
 
-        A subscriber still busy after ``timeout`` seconds is abandoned (and reported): Python
-        cannot stop a thread, and stopping must not wait on a subscriber forever.
+        Called once the bus actor has stopped: the events it routed (the ``run.failed`` of the
+        runs a stop ended among them) reach their subscribers before the subscriptions end,
+        within ``timeout`` seconds in all (a stuck subscriber is not waited for). A subscriber
+        still busy after that is abandoned (and reported): Python cannot stop a thread, and
+        stopping must not wait on a subscriber forever.
         """
+        deadline = time.monotonic() + timeout
+        for sub in self._table.snapshot.subscriptions:
+            if not sub.stuck:
+                sub.wait_idle(max(0.0, deadline - time.monotonic()))
         for sub in self._table.close():
             sub._closed()
-        for name in self.pool.shutdown(timeout):
+        for name in self.pool.shutdown(max(0.0, deadline - time.monotonic())):
             logger.error("event_thread_abandoned", thread=name)

@@ -344,7 +344,9 @@ class Kernel:
         return self.table.passivate_idle(idle_seconds)
 
     def stop_session(self, session_id: str) -> pykka.ActorRef[Any] | None:
-        """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``."""
+        """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``
+        (the one in flight is cut off first, its ``async`` callback cancelled)."""
+        self.lifecycle.stop_runs("AGENT_CANCELLED", session_id)
         return self.table.stop_session(session_id)
 
     def describe(
@@ -354,8 +356,10 @@ class Kernel:
         return self.table.describe(session_ids, limit)
 
     def begin_stop(self) -> None:
-        """Refuse every new run from now on (the runtime is stopping)."""
+        """Refuse every new run from now on and end the runs in flight (the runtime is
+        stopping): each publishes ``run.failed`` ``RUNTIME_STOPPED`` before the tree stops."""
         self.stopping = True
+        self.lifecycle.stop_runs("RUNTIME_STOPPED")
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""

@@ -3,6 +3,7 @@ stopped or crashed; each settles the runs it leaves behind."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -12,7 +13,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._kernel._runs import own
 from praxo_actors.runtime._kernel._table import Entry
-from praxo_actors.runtime._protocol import Restore, encode
+from praxo_actors.runtime._protocol import Restore, StopRuns, encode
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._kernel import Kernel
@@ -73,6 +74,26 @@ class Lifecycle:
             return
         self.reloads[session_id] = code
         entry.ref.stop(block=False)
+
+    def stop_runs(self, code: str, session_id: str | None = None) -> None:
+        """Tell the live sessions with runs (or ``session_id`` alone) to end them with ``code``.
+
+        Sent before the session's stop, which its mailbox then takes after it: each session
+        cancels its ``async`` callback in flight (an agent tool's child run with it) and
+        publishes its run's ``run.failed`` while the event bus is still up.
+        """
+        live = self.kernel.table.live
+        if session_id is None:
+            entries = list(live.values())
+        else:
+            entry = live.get(session_id)
+            entries = [] if entry is None else [entry]
+        message = encode(StopRuns(code))
+        for entry in entries:
+            if entry.ref is not None and entry.runs:
+                # One stopped already has its runs settled as it went down.
+                with contextlib.suppress(pykka.ActorDeadError):
+                    entry.ref.tell(message)
 
     def session_down(
         self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool, version: int = 0

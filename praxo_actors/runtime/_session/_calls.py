@@ -6,12 +6,18 @@ message (:class:`_Deliver`), and the context variable the interpreter named (the
 tool or model context) is current while it runs. Starting it is a call into user code, made
 through the session's guard (:mod:`~praxo_actors.runtime._session._guard`): what that raises
 comes back the same way, as the callback's outcome.
+
+What :func:`start_call` returns lets the session cancel an ``async`` callback in flight (at a
+deadline, a hard cancel or a stop), from whichever thread the session runs on. A sync callback
+cannot be interrupted: the session stops waiting for it, and its late outcome, carrying a token
+the session no longer expects (or reaching a stopped actor), is dropped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar, copy_context
 from inspect import CO_COROUTINE
@@ -46,10 +52,12 @@ def start_call(
     call: Call,
     chain: tuple[str, ...] = (),
 ) -> Any:
-    """Start ``call`` for run ``run_id``; return its asyncio task (None: on the I/O pool).
+    """Start ``call`` for run ``run_id``; return what cancels it (None: on the I/O pool).
 
-    Its outcome reaches ``ref`` as ``EffectDone(run_id, token, ...)``. ``chain``: the sessions
-    waiting for this run (an agent tool's child run), current as :func:`call_chain` in the call.
+    That is its asyncio task, or, for a session off the loop's thread, an :class:`_OffLoop`
+    handle; either has ``cancel()``. Its outcome reaches ``ref`` as
+    ``EffectDone(run_id, token, ...)``. ``chain``: the sessions waiting for this run (an agent
+    tool's child run), current as :func:`call_chain` in the call.
     """
     deliver = _Deliver(host, ref, run_id, token)
     started, task = enter(_start, host, call, deliver, chain)
@@ -67,12 +75,16 @@ def _start(host: SessionHost, call: Call, deliver: _Deliver, chain: tuple[str, .
         if var is not None:
             context.run(var[0].set, var[1])
         if _is_async(call.fn):
-            return host.spawn(call.fn, call.args, deliver, context)
+            if threading.get_ident() == host.loop_thread_id:
+                return host.spawn(call.fn, call.args, deliver, context)
+            return _OffLoop(host, call.fn, call.args, deliver, context)
         args = (host, context.run, (call.fn, *call.args), deliver, None)
         host.io_pool.submit(_call_sync, args, _Finish(deliver))
         return None
     if _is_async(call.fn):
-        return host.spawn(call.fn, call.args, deliver, _context(var))
+        if threading.get_ident() == host.loop_thread_id:
+            return host.spawn(call.fn, call.args, deliver, _context(var))
+        return _OffLoop(host, call.fn, call.args, deliver, _context(var))
     host.io_pool.submit(_call_sync, (host, call.fn, call.args, deliver, var), _Finish(deliver))
     return None
 
@@ -92,6 +104,46 @@ def _context(var: tuple[ContextVar[Any], Any] | None) -> Any:
     context = copy_context()
     context.run(var[0].set, var[1])
     return context
+
+
+class _OffLoop:
+    """An async callback started by a session on a scheduler thread: its task starts on the
+    loop, and :meth:`cancel` (from the session's thread) reaches it there.
+
+    Both steps run on the loop, in either order: a cancel that comes first means the callback
+    never starts (its outcome was no longer awaited anyway).
+    """
+
+    __slots__ = ("cancelled", "host", "task")
+
+    def __init__(
+        self,
+        host: SessionHost,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        deliver: _Deliver,
+        context: Any,
+    ) -> None:
+        self.host = host
+        self.task: Any = None  # set on the loop
+        self.cancelled = False  # set on the loop
+        if not host.post(self._start, fn, args, deliver, context):
+            deliver(False, RuntimeError("the runtime's event loop is closed"))
+
+    def _start(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], deliver: _Deliver, context: Any
+    ) -> None:
+        if not self.cancelled:
+            self.task = self.host.spawn(fn, args, deliver, context)
+
+    def cancel(self) -> None:
+        """Cancel the callback's task (from any thread; it happens on the loop)."""
+        self.host.post(self._cancel)
+
+    def _cancel(self) -> None:
+        self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
 
 
 async def _await(value: Any) -> Any:

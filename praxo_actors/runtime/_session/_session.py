@@ -39,6 +39,7 @@ from praxo_actors.runtime._protocol import (
     Restore,
     RunDeadline,
     StartRun,
+    StopRuns,
     decode,
     encode,
 )
@@ -77,6 +78,9 @@ class SessionActor(MNActor):
     # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
     # stopping N sessions O(N²).
     actor_registered = False
+    # The code its runs end with once told StopRuns (its stop follows); a class default, so
+    # that an idle session holds no field for it.
+    _stopping: str | None = None
 
     def __init__(self, host: SessionHost, session_id: str, store: pykka.ActorRef[Any]) -> None:
         super().__init__()
@@ -101,15 +105,19 @@ class SessionActor(MNActor):
     # -- lifecycle --------------------------------------------------------------------------
 
     def on_failure(self, *_exc_info: Any) -> None:
-        """Abandon the run in flight; the router fails this session's pending runs."""
-        self._abandon()
+        """Abandon the run in flight; the router fails this session's pending runs.
+
+        Its async callback runs on: a durable run resumed after the crash may wait for it (an
+        agent tool's child run).
+        """
+        self._abandon(cancel=False)
         self.host.post(
             self.host.router.session_down, self.session_id, self.actor_ref, True, self._version()
         )
 
     def on_stop(self) -> None:
         """Abandon whatever is left (a forced stop); the router fails those runs."""
-        self._abandon()
+        self._abandon(cancel=True)
         self.host.post(
             self.host.router.session_down, self.session_id, self.actor_ref, False, self._version()
         )
@@ -117,9 +125,14 @@ class SessionActor(MNActor):
     def _version(self) -> int:
         return 0 if self.position is None else self.position.version
 
-    def _abandon(self) -> None:
-        if self.current is not None:
-            enter(self.current.run.close)  # the machine's own clean-up may call user code
+    def _abandon(self, cancel: bool) -> None:
+        current = self.current
+        if current is not None:
+            if cancel:
+                # An async callback in flight stops with its session (a sync one cannot be
+                # stopped: its late outcome finds the actor dead and is dropped).
+                current.cut_off("SESSION_CRASHED", "the session stopped")
+            enter(current.run.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
         if self._deadlines is not None:
@@ -147,7 +160,9 @@ class SessionActor(MNActor):
         if type(message) is tuple:
             message, error = message
         decoded = decode(message)
-        if self.session is None and not isinstance(decoded, Restore | Crash | GetHistory | GetInfo):
+        if self.session is None and not isinstance(
+            decoded, Restore | Crash | GetHistory | GetInfo | StopRuns
+        ):
             if self.stash is None:
                 self.stash = []
             self.stash.append(message if error is None else (message, error))
@@ -156,6 +171,9 @@ class SessionActor(MNActor):
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
                     return None  # resumed from the journal already (re-sent after a crash)
+                if self._stopping is not None:
+                    self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
+                    return None
                 if self.queue is None:
                     self.queue = []
                 self.queue.append(start)
@@ -174,6 +192,8 @@ class SessionActor(MNActor):
                 self._journaled(run_id, entries)
             case CancelRun(run_id=run_id, hard=hard, keep=keep):
                 self._cancel(run_id, hard, keep)
+            case StopRuns(code=code):
+                self._stop_runs(code)
             case RunDeadline(run_id=run_id):
                 running = "the deadline passed while a callback ran"
                 self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
@@ -222,6 +242,19 @@ class SessionActor(MNActor):
         else:
             self._cut_off(run_id, "AGENT_CANCELLED", "cancelled while a callback ran", "cancelled")
 
+    def _stop_runs(self, code: str) -> None:
+        """End every run now, with ``code`` (the actor's stop follows): the one in flight is cut
+        off (an async callback cancelled) and publishes ``run.failed``; queued ones fail unstarted.
+        """
+        self._stopping = code
+        current = self.current
+        if current is not None:
+            current.keep = False  # a stop keeps no partial steps
+            self._advance(current, False, current.cut_off(code, _STOPPED[code == _RUNTIME]))
+        queue, self.queue = self.queue, None
+        for start in queue or ():
+            self._failed(start.run_id, _stopped(code, start.run_id), _kept_as_is(start))
+
     def _cut_off(self, run_id: str, code: str, running: str, queued: str) -> None:
         """Fail a run now: in flight, its callback is cancelled (async) or its outcome ignored."""
         current = self.current
@@ -247,7 +280,9 @@ class SessionActor(MNActor):
         self._disarm(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
-        if journal == -2:
+        if journal == -2 or self._stopping == _RUNTIME:
+            # A runtime's stop writes nothing: a durable run stays journaled, to run again
+            # after the restart.
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
         # names no run: the run is settled already, and its id may be pending again (resumed)
@@ -276,7 +311,7 @@ class SessionActor(MNActor):
 
     def _start_next(self) -> None:
         host = self.host
-        while self.current is None and self.queue:
+        while self.current is None and self.queue and self._stopping is None:
             start = self.queue.pop(0)
             if not self.queue:
                 self.queue = None
@@ -451,6 +486,17 @@ class SessionActor(MNActor):
         # knows its attempt even when this process dies too.
         assert current.durable is not None
         self._journal(current, current.durable.marker(), ("start",))
+
+
+_RUNTIME = "RUNTIME_STOPPED"
+_STOPPED = ("the session stopped while a callback ran", "the runtime stopped while a callback ran")
+
+
+def _stopped(code: str, run_id: str) -> AgentError:
+    """The error of a run a stop ends before it started."""
+    return AgentError(
+        code, "the runtime stopped" if code == _RUNTIME else "the session stopped", run_id
+    )
 
 
 def _kept_as_is(start: StartRun) -> int:
