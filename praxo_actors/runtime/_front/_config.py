@@ -43,6 +43,11 @@ class RuntimeConfig:
             ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
             and a fresh one takes its place, and the subscription's events wait in its
             buffer (or are dropped, counted) until the call returns. It stays subscribed.
+        subscriber_handoff: Seconds a subscriber's call may hold its place in the delivery
+            pool: a call that runs longer goes on on a thread of its own (which ends when
+            the subscription's buffer is empty) and a fresh thread takes its place, so no
+            subscriber waits behind another for longer than this. At most
+            ``subscriber_timeout`` counts.
         timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
             activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
             sessions supervisor they wait on has answered nothing for that long (a backlog
@@ -83,6 +88,7 @@ class RuntimeConfig:
     tracer_provider: Any = None
     meter_provider: Any = None
     versions_kept: int = 100_000
+    subscriber_handoff: float = 0.05
 
     def __post_init__(self) -> None:
         if not isinstance(self.resume, bool):
@@ -106,6 +112,8 @@ class RuntimeConfig:
             raise _bad("timeout must be a positive number")
         if not (_is_number(self.subscriber_timeout) and 0 < self.subscriber_timeout < math.inf):
             raise _bad("subscriber_timeout must be a positive, finite number")
+        if not (_is_number(self.subscriber_handoff) and 0 < self.subscriber_handoff < math.inf):
+            raise _bad("subscriber_handoff must be a positive, finite number")
         clock = self.clock
         if clock is not None and not all(
             callable(getattr(clock, name, None)) for name in ("now", "monotonic_ns", "call_later")
@@ -141,6 +149,7 @@ class RuntimeOptions(TypedDict, total=False):
     tracer_provider: Any
     meter_provider: Any
     versions_kept: int
+    subscriber_handoff: float
 
 
 def config_from(config: RuntimeConfig | None, options: RuntimeOptions) -> RuntimeConfig:

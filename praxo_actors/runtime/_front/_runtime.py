@@ -98,8 +98,9 @@ class Runtime:
             **options: The settings of :class:`RuntimeConfig` as keywords (``max_live_sessions``,
                 ``max_queue``, ``on_busy``, ``idle_timeout``, ``checkpoint_key``,
                 ``allowed_types``, ``scheduler_threads``, ``io_threads``, ``delivery_threads``,
-                ``subscriber_timeout``, ``timeout``, ``clock``, ``resume``, ``tracer_provider``,
-                ``meter_provider``, ``versions_kept``), each described there.
+                ``subscriber_timeout``, ``subscriber_handoff``, ``timeout``, ``clock``,
+                ``resume``, ``tracer_provider``, ``meter_provider``, ``versions_kept``), each
+                described there.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
