@@ -48,6 +48,7 @@ from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loo
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
 from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
+from praxo_actors.runtime._kernel._waits import check_timeout
 from supervisors import Registry
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -278,6 +279,7 @@ class Runtime:
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ainspect`).
         """
         check_session_id(session_id)
+        check_timeout(timeout)
         check_not_blocking("Runtime.inspect()")
         return run_on_loop(self._host, lambda: self._info(session_id), timeout)
 
@@ -291,12 +293,14 @@ class Runtime:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad state or limit; as :meth:`inspect`.
         """
         list_states(state, limit)
+        check_timeout(timeout)
         check_not_blocking("Runtime.sessions()")
         return run_on_loop(self._host, lambda: list_sessions(self._kernel, state, limit), timeout)
 
     async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
         check_session_id(session_id)
+        check_timeout(timeout)
         return await arun_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     async def asessions(
@@ -304,6 +308,7 @@ class Runtime:
     ) -> list[SessionInfo]:
         """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
         list_states(state, limit)
+        check_timeout(timeout)
         listing = lambda: list_sessions(self._kernel, state, limit)  # noqa: E731
         return await arun_on_loop(self._host, listing, timeout)
 
