@@ -102,7 +102,7 @@ async def _json_body(request: Any) -> Any:
     raw = await request.body()
     try:
         return msgspec.json.decode(raw) if raw else {}
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep)
         raise PraxoError("RUNTIME_INVALID_INPUT", "the body must be JSON") from None
 
 
