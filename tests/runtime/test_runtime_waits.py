@@ -47,6 +47,7 @@ def _entries(rt: Runtime, done_id: str) -> dict[str, Callable[[float], Any]]:
         "passivate": lambda v: other.passivate(timeout=v),
         "apassivate": lambda v: asyncio.run(other.apassivate(timeout=v)),
         "RunFuture.get": lambda v: handle.run("x").get(timeout=v),
+        "Subscription.wait_idle": lambda v: rt.events.subscribe(lambda _e: None).wait_idle(v),
     }
 
 

@@ -23,6 +23,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.models import Event
 from praxo_actors.runtime._events._delivery import DeliveryPool, Worker
 from praxo_actors.runtime._events._matching import EventFilter
+from praxo_actors.runtime._kernel._waits import check_timeout
 
 __all__ = ["Subscription", "SubscriptionStatistics"]
 
@@ -126,7 +127,13 @@ class Subscription:
         return worker is not None and worker.stuck
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until everything offered so far is delivered (or dropped); return success."""
+        """Wait until everything offered so far is delivered (or dropped); return success.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a timeout that is not a finite number of
+                seconds >= 0 the clock can wait.
+        """
+        check_timeout(timeout)
         return self._idle.wait(timeout)
 
     def _end(self) -> tuple[int, int]:
