@@ -116,7 +116,7 @@ async def start_run(request: HTTPRequest) -> Response:
     runtime: Runtime = request.app.state.runtime
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # (RecursionError: nested too deep for the parser)
         return error("INVALID_REQUEST", "the body must be JSON")
     if not isinstance(body, dict) or not isinstance(body.get("input"), str):
         return error("INVALID_REQUEST", 'the body must be {"input": "..."}')

@@ -78,6 +78,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException
 
 from praxo_actors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
@@ -281,6 +282,7 @@ def create_app(
     app.state.service = service
     app.add_exception_handler(PraxoError, praxo_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(HTTPException, unreadable_request)
     app.include_router(router)
     return app
 
@@ -468,6 +470,16 @@ async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
     return error("INVALID_REQUEST", details)
+
+
+async def unreadable_request(request: Request, exc: Exception) -> JSONResponse:
+    """Answer a body FastAPI cannot parse (nested too deep, say) as ``INVALID_REQUEST``, and
+    any other HTTP error (404, 405) with its status and a code."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:
+        return error("INVALID_REQUEST", str(exc.detail))
+    body = {"code": f"HTTP_{exc.status_code}", "message": str(exc.detail)}
+    return JSONResponse({"error": body}, status_code=exc.status_code, headers=exc.headers)
 
 
 def error(code: str, message: str, run_id: str | None = None) -> JSONResponse:

@@ -54,7 +54,8 @@ def serve(
 
     Raises:
         PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad port or a ``runtime`` that is not a
-            Runtime.
+            Runtime; ``SERVE_FAILED`` when the server cannot start (the port is in use, the
+            address cannot be bound, the app's startup failed), never ``SystemExit``.
         ModuleNotFoundError: uvicorn is not installed (the ``observer`` extra).
     """
     from praxo_actors.runtime import Runtime
@@ -73,7 +74,14 @@ def serve(
     uvicorn.setdefault("log_level", "warning")
     uvicorn.setdefault("timeout_graceful_shutdown", _GRACE)
     config = _uvicorn.Config(app, host=host, port=port, **uvicorn)
-    _server_class(_uvicorn.Server)(config, app, runtime).run()
+    try:
+        _server_class(_uvicorn.Server)(config, app, runtime).run()
+    except SystemExit as exc:  # uvicorn's way to say it could not start: a port in use, ...
+        raise PraxoError(
+            "SERVE_FAILED",
+            f"could not serve on {host}:{port} (uvicorn exited with status {exc.code}; "
+            "its log says why: the port in use, an address it cannot bind, a failed startup)",
+        ) from None
 
 
 def _server_class(base: type[Any]) -> type[Any]:

@@ -14,14 +14,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import mcp_types
-import structlog
-from mcp import Client
+from mcp import Client, MCPError
 
+from praxo_actors._log import get_logger
 from praxo_actors.mcp._results import GONE, ServerGone
 
 __all__ = ["Connection"]
 
-_log = structlog.get_logger("praxo_actors.mcp")
+# The library's logger (stdlib logging, silent unless the host configures it): structlog's own
+# default would print to stdout, which a host that is itself a stdio MCP server speaks on.
+_log = get_logger("praxo_actors.mcp")
 
 # A server listing more pages than this is taken to be looping on its cursor.
 _MAX_PAGES = 1000
@@ -78,8 +80,13 @@ class Connection:
             ready.cancel()
         if not self._ready.is_set():
             if not self._owner.done():
+                # ``timeout`` bounds open() as a whole: a server that never initialised gets
+                # no graceful close to wait for. The owner's cancellation ends its process or
+                # HTTP session on this loop (the SDK shields that), without the caller.
                 self._reason = f"no answer within {timeout:g} s"
-            await self.close()
+                self._stop.set()
+                self._owner.cancel()
+                self._owner.add_done_callback(_consume)
             raise ServerGone(f"{self.where}: {self._reason}")
 
     async def _own(self) -> None:
@@ -135,7 +142,30 @@ class Connection:
             return call.result()
         if owner.done() or isinstance(exc, GONE):
             raise ServerGone(f"{self.where}: {self._reason if owner.done() else _describe(exc)}")
+        if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
+            await self._closed_or_refused(client, owner, exc, timeout)
         raise exc
+
+    async def _closed_or_refused(
+        self, client: Client, owner: asyncio.Task[None], exc: MCPError, timeout: float
+    ) -> None:
+        """Tell a closed connection from a live server's JSON-RPC error that uses the same code
+        (-32000, the usual "server error"): a request fails at once on a closed connection,
+        so a fresh ``tools/list`` (which the server answered at open) tells them apart.
+
+        Raises:
+            ServerGone: The connection is closed.
+        """
+        probe = asyncio.ensure_future(client.list_tools(cache_mode="bypass"))
+        try:
+            await asyncio.wait({probe, owner}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not probe.done():
+                probe.cancel()
+                probe.add_done_callback(_consume)
+        if not probe.done() or probe.cancelled() or probe.exception() is not None:
+            reason = self._reason if owner.done() else _describe(exc)
+            raise ServerGone(f"{self.where}: {reason}")
 
     async def close(self) -> None:
         """End the session and the server's process or HTTP session; wait for it, bounded."""

@@ -68,14 +68,15 @@ def tool_value(result: mcp_types.CallToolResult, output_schema: dict[str, Any] |
 def failure(exc: Exception) -> ToolError | None:
     """Return the ``ToolError`` a call's exception stands for, or None for one not the server's.
 
-    A connection that ended is ``MCP_UNAVAILABLE``; a JSON-RPC error from a live server, a
-    result the SDK refused (bad shape, structured content against its schema) ``TOOL_FAILED``.
+    A connection that ended is ``MCP_UNAVAILABLE``; a JSON-RPC error from a live server (any
+    code, -32000 included), a result the SDK refused (bad shape, structured content against
+    its schema) ``TOOL_FAILED``.
     """
     if isinstance(exc, ServerGone):
         return ToolError(MCP_UNAVAILABLE, str(exc))
     if isinstance(exc, MCPError):
-        if exc.code in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
-            return ToolError(MCP_UNAVAILABLE, exc.message)
+        # The connection tells a closed connection (-32000 too) from the server's own -32000
+        # before it gets here (ServerGone): an MCPError that reaches here is the server's.
         return ToolError(TOOL_FAILED, f"{exc.message} (MCP error {exc.code})")
     if isinstance(exc, GONE):
         return ToolError(MCP_UNAVAILABLE, f"the connection failed: {type(exc).__name__}: {exc}")

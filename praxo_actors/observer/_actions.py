@@ -2,12 +2,15 @@
 
 Each handler is a ``POST`` behind :class:`~praxo_actors.observer._guard.Guard` (same origin and
 the page's token); each reads the session first, then calls the runtime's own public forms on a
-worker thread, bounded by the app's ``timeout``.
+worker thread, bounded by the app's ``timeout``. An answer to an approval is 200 only once its
+decision took effect (the run went on), so of concurrent answers only one is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,9 +22,45 @@ if TYPE_CHECKING:
     from praxo_actors.observer._runs import RunLog
     from praxo_actors.runtime import Runtime, SessionInfo
 
-__all__ = ["answer_approval", "approval_of", "list_approvals", "stop_session"]
+__all__ = ["Answers", "answer_approval", "approval_of", "list_approvals", "stop_session"]
 
 _SCAN = 100_000  # sessions looked at for pending approvals (the runtime's own session cap)
+
+# Codes of a resume refused before its run went on: its decision took no effect.
+_REFUSED = frozenset(
+    {
+        "SESSION_NOT_INTERRUPTED",
+        "AGENT_INVALID_RESUME",
+        "RUNTIME_INVALID_INPUT",
+        "RUNTIME_TIMEOUT",
+        "RUNTIME_STOPPED",
+        "STORE_FAILED",
+        "SESSION_CONFLICT",
+    }
+)
+
+
+class Answers:
+    """The answers to approvals in progress, one per session at a time (on the app's loop)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: dict[str, int] = {}
+
+    @contextlib.asynccontextmanager
+    async def one_at_a_time(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the session's turn to answer its approval."""
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        self._users[session_id] = self._users.get(session_id, 0) + 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._users[session_id] -= 1
+            if not self._users[session_id]:  # bounded: only sessions being answered now
+                del self._users[session_id], self._locks[session_id]
 
 
 def approval_of(info: SessionInfo) -> dict[str, Any] | None:
@@ -63,36 +102,87 @@ async def _json_body(request: Any) -> Any:
     raw = await request.body()
     try:
         return msgspec.json.decode(raw) if raw else {}
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep)
         raise PraxoError("RUNTIME_INVALID_INPUT", "the body must be JSON") from None
 
 
 async def answer_approval(
-    runtime: Runtime, runs: RunLog, session_id: str, request: Any, timeout: float
+    runtime: Runtime,
+    runs: RunLog,
+    session_id: str,
+    request: Any,
+    timeout: float,
+    answers: Answers | None = None,
 ) -> dict[str, Any]:
     """Approve or deny (body ``{"approved": bool}``) what ``session_id`` waits for.
 
-    Returns ``{"session_id", "run_id", "approved"}`` once the run is resumed (it goes on
-    without the caller; its end shows in ``/api/runs``).
+    Returns ``{"session_id", "run_id", "approved"}`` once the decision took effect: the run
+    went on (it goes on without the caller; its end shows in ``/api/runs``). Answers to one
+    session are taken one at a time (``answers``), and each waits for its own to take effect
+    or be refused, so of concurrent answers only one returns.
 
     Raises:
         PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad body; ``SESSION_NOT_INTERRUPTED``
-            when the session waits for no approval; as :meth:`SessionHandle.resume`.
+            when the session waits for no approval (another answer took it); as
+            :meth:`SessionHandle.resume`; ``RUNTIME_TIMEOUT`` when the run neither went on
+            nor was refused within ``timeout``.
     """
     body = await _json_body(request)
     approved = body.get("approved") if isinstance(body, dict) else None
     if not isinstance(approved, bool):
         raise PraxoError("RUNTIME_INVALID_INPUT", 'the body must be {"approved": true|false}')
-    info = await runtime.ainspect(session_id, timeout=timeout)
-    if approval_of(info) is None or info.agent is None:
-        raise PraxoError("SESSION_NOT_INTERRUPTED", f"{session_id!r} waits for no approval")
-    handle = runtime.session(session_id, agent=info.agent)
-    # The run it resumes, as the observer's log has it (the resume's future learns the id on
-    # the loop, later).
-    waiting = runs.runs(status="interrupted", session_id=session_id, limit=1)
-    run_id = waiting[0]["run_id"] if waiting else None
-    await asyncio.to_thread(handle.resume, approved, None, timeout)
+    async with (answers or Answers()).one_at_a_time(session_id):
+        info = await runtime.ainspect(session_id, timeout=timeout)
+        if approval_of(info) is None or info.agent is None:
+            raise PraxoError("SESSION_NOT_INTERRUPTED", f"{session_id!r} waits for no approval")
+        handle = runtime.session(session_id, agent=info.agent)
+        # The run it resumes, as the observer's log has it (the resume's future learns the id
+        # on the loop, later).
+        waiting = runs.runs(status="interrupted", session_id=session_id, limit=1)
+        run_id = waiting[0]["run_id"] if waiting else None
+        await _resume(runs, handle, approved, timeout)
     return {"session_id": session_id, "run_id": run_id, "approved": approved}
+
+
+async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> None:
+    """Resume the session's run and return once it went on (its ``run.resumed``) or ended.
+
+    Raises:
+        PraxoError: The resume's refusal (see :data:`_REFUSED`); ``RUNTIME_TIMEOUT``.
+    """
+    loop = asyncio.get_running_loop()
+    went_on = asyncio.Event()
+
+    def told() -> None:
+        loop.call_soon_threadsafe(went_on.set)
+
+    forget = runs.on_resumed(handle.id, told)
+    try:
+        future = handle.resume(approved, None, timeout)
+        ended = asyncio.ensure_future(_settled(future))
+        resumed = asyncio.ensure_future(went_on.wait())
+        try:
+            await asyncio.wait({ended, resumed}, timeout=timeout, return_when="FIRST_COMPLETED")
+        finally:
+            ended.cancel()
+            resumed.cancel()
+    finally:
+        forget()
+    if went_on.is_set():
+        return
+    if not future.done():
+        raise PraxoError("RUNTIME_TIMEOUT", f"the run did not go on within {timeout} s")
+    try:
+        future.get(timeout=0)
+    except PraxoError as exc:
+        if exc.code in _REFUSED:
+            raise
+    # It went on and ended (its end shows in /api/runs) before its run.resumed reached the log.
+
+
+async def _settled(future: Any) -> None:
+    with contextlib.suppress(Exception):
+        await future
 
 
 async def stop_session(

@@ -44,6 +44,7 @@ try:
     from starlette.routing import Route
 
     from praxo_actors.observer._actions import (
+        Answers,
         answer_approval,
         list_approvals,
         stop_session,
@@ -129,6 +130,7 @@ def observer_app(
     icon = files.joinpath("favicon.svg").read_bytes()
     streams = Streams(runtime, redact, client_buffer)
     memory = MemoryEstimates(runtime, timeout)
+    answers = Answers()
 
     async def index(_request: Request) -> Response:
         return HTMLResponse(page, headers={"cache-control": "no-store"})
@@ -199,7 +201,8 @@ def observer_app(
     async def answer(request: Request) -> Response:
         sid = request.path_params["session_id"]
         try:
-            return json_response(await answer_approval(runtime, runs, sid, request, timeout))
+            answer = await answer_approval(runtime, runs, sid, request, timeout, answers)
+            return json_response(answer)
         except PraxoError as exc:
             return error_response(exc)
 

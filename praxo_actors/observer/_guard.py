@@ -43,7 +43,8 @@ def _split(authority: str, default_port: int) -> tuple[str, int] | None:
         rest = ":" + port_text if port_text else ""
     if not rest:
         return host, default_port
-    if not rest.startswith(":") or not rest[1:].isdigit():
+    # ASCII digits only: str.isdigit() admits "²", which int() then refuses.
+    if not rest.startswith(":") or not (rest[1:].isascii() and rest[1:].isdigit()):
         return None
     return host, int(rest[1:])
 

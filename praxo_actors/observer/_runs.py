@@ -8,8 +8,10 @@ of each, so what it holds is bounded whatever the runtime does.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from praxo_actors.models import Event
@@ -71,6 +73,8 @@ class RunLog:
         self._runs: OrderedDict[str, RunRecord] = OrderedDict()
         self._max_runs = max_runs
         self._max_events = max_events
+        # Callbacks told of the next run.resumed of a session, by session id.
+        self._resumes: dict[str, list[Callable[[], None]]] = {}
 
     def __call__(self, event: Event) -> tuple[bool, float | None] | None:
         """Take one event: a ``run.started`` opens a record, the run's end closes it.
@@ -98,10 +102,30 @@ class RunLog:
                     record.error_code = code if isinstance(code, str) else None
                 if status != "interrupted":
                     return status == "failed", record.as_dict()["duration_ms"]
-            elif event.type == "run.resumed" and record.status == "interrupted":
-                record.status = "running"
-                record.ended_ns = None
+            elif event.type == "run.resumed":
+                if record.status == "interrupted":
+                    record.status = "running"
+                    record.ended_ns = None
+                for told in self._resumes.pop(event.session_id, ()):
+                    with contextlib.suppress(Exception):  # (a closed loop): the log goes on
+                        told()
         return None
+
+    def on_resumed(self, session_id: str, told: Callable[[], None]) -> Callable[[], None]:
+        """Call ``told()`` (on a delivery thread) at the session's next ``run.resumed``, once;
+        return a function that forgets it."""
+        with self._lock:
+            self._resumes.setdefault(session_id, []).append(told)
+
+        def forget() -> None:
+            with self._lock:
+                waiting = self._resumes.get(session_id)
+                if waiting is not None and told in waiting:
+                    waiting.remove(told)
+                    if not waiting:
+                        del self._resumes[session_id]
+
+        return forget
 
     def runs(
         self,

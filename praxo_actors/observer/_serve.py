@@ -47,9 +47,9 @@ class ObserverServer:
     bounded amount of memory in the kernel as well as in the process.
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad port or buffer; ``RUNTIME_TIMEOUT``
-            when the server could not listen (e.g. the port is taken) or did not start
-            within ``timeout`` seconds.
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad port or buffer; ``SERVE_FAILED``
+            when the server cannot listen (e.g. the port is taken); ``RUNTIME_TIMEOUT`` when
+            it did not start within ``timeout`` seconds.
     """
 
     def __init__(
@@ -88,7 +88,7 @@ class ObserverServer:
             self._socket = _listen(host, port)
         except OSError as exc:
             raise PraxoError(
-                "RUNTIME_TIMEOUT", f"the observer cannot listen on {host}:{port}"
+                "SERVE_FAILED", f"the observer cannot listen on {host}:{port}: {exc}"
             ) from exc
         self._thread = threading.Thread(target=self._run, name="praxo-observer", daemon=True)
         self._quiet = _QuietCuts(self._thread)

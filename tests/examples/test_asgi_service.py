@@ -147,6 +147,8 @@ def test_a_model_failure_is_a_json_error_with_its_code(service: Service) -> None
         (b"not json", 400, "INVALID_REQUEST"),
         (b'{"text": "wrong field"}', 400, "INVALID_REQUEST"),
         (b'{"input": "x", "deadline": "soon"}', 400, "RUNTIME_INVALID_INPUT"),
+        (b'{"input": "x", "deadline": 1e308}', 400, "RUNTIME_INVALID_INPUT"),
+        (b"[" * 100_000, 400, "INVALID_REQUEST"),
     ],
 )
 def test_a_bad_request_is_refused_with_a_code(

@@ -214,6 +214,8 @@ def test_a_run_on_a_busy_session_answers_409(server: Server) -> None:
         (b'{"text": "wrong field"}', "INVALID_REQUEST"),
         (b'{"input": "x", "deadline": "soon"}', "INVALID_REQUEST"),
         (b'{"input": "x", "deadline": -1}', "RUNTIME_INVALID_INPUT"),
+        (b'{"input": "x", "deadline": 1e308}', "RUNTIME_INVALID_INPUT"),
+        (b"[" * 100_000, "INVALID_REQUEST"),
         (b'{"input": "\\ud800"}', "RUNTIME_INVALID_INPUT"),
     ],
 )

@@ -11,6 +11,7 @@ import socket
 import sys
 
 import anyio
+from mcp import MCPError
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
@@ -89,6 +90,12 @@ async def slow(seconds: float) -> str:
     """Answer after the given number of seconds."""
     await anyio.sleep(seconds)
     return "late"
+
+
+@server.tool()
+def refuse(code: int) -> str:
+    """Answer the call with a JSON-RPC error of the given code."""
+    raise MCPError(code=code, message="refused by the server")
 
 
 @server.tool()

@@ -223,3 +223,84 @@ def test_headers_reach_an_http_server(http_server: HTTPServer, no_thread_leaks: 
             assert await mcp.call("echo", {"text": "h"}) == "h"
 
     run(main)
+
+
+@pytest.mark.parametrize("code", [-32000, -32603])
+def test_a_json_rpc_error_from_a_live_server_is_tool_failed(open_tools: Open, code: int) -> None:
+    """A JSON-RPC error answered by a live server — -32000 included, the code the SDK also
+    uses for a closed connection — is TOOL_FAILED, and the server stays usable."""
+
+    async def main() -> None:
+        async with open_tools() as mcp:
+            refused = await mcp.call("refuse", {"code": code})
+            assert await mcp.call("echo", {"text": "still here"}) == "still here"
+        assert isinstance(refused, ToolError) and refused.code == "TOOL_FAILED", refused
+        assert "refused by the server" in refused.message
+
+    run(main)
+
+
+# A stdio "server" that never initialises: it writes its pid, then ignores its stdin closing
+# and SIGTERM, so the SDK's shutdown of it takes its whole grace (2 s + 2 s, then SIGKILL).
+_MUTE = (
+    "import os, signal, sys, threading\n"
+    "with open(sys.argv[1], 'w') as f: f.write(str(os.getpid()))\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "threading.Event().wait(120)\n"
+)
+
+
+def test_connect_timeout_bounds_open_as_a_whole(tmp_path: Any, no_thread_leaks: None) -> None:
+    """Against a server that never initialises, open() fails MCP_UNAVAILABLE at
+    ``connect_timeout`` without waiting for the server's shutdown, which goes on on the loop
+    and ends the server's process."""
+    pid_file = tmp_path / "pid"
+
+    async def main() -> int:
+        tools = MCPTools.stdio(sys.executable, ["-c", _MUTE, str(pid_file)], connect_timeout=0.5)
+        with pytest.raises(MCPUnavailableError) as info:
+            async with tools:
+                pass
+        assert info.value.code == "MCP_UNAVAILABLE" and "no answer" in info.value.message
+        pid = int(pid_file.read_text())
+        os.kill(pid, 0)  # still alive: open() did not wait out its shutdown
+        return pid
+
+    pid = run(main)  # asyncio.run waits for the shutdown task: the process is gone after it
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+_CHILD = """
+import asyncio, sys
+from praxo_actors.mcp import MCPTools
+
+async def main():
+    async with MCPTools.stdio(sys.executable, [sys.argv[1]], timeout=30) as mcp:
+        assert await mcp.call("echo", {"text": "x"}) == "x"
+        await mcp.call("die", {})
+    try:
+        async with MCPTools.stdio(sys.executable, ["-c", "pass"], connect_timeout=10):
+            pass
+    except Exception:
+        pass
+
+asyncio.run(main())
+"""
+
+
+def test_nothing_is_written_to_stdout(no_thread_leaks: None) -> None:
+    """A process using MCPTools — connections that end, servers that die or cannot start —
+    writes nothing to its stdout (a host that is itself a stdio MCP server speaks there)."""
+    import subprocess
+
+    from conftest import SERVER
+
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(SERVER)],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert child.returncode == 0, child.stderr.decode()
+    assert child.stdout == b""

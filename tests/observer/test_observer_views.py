@@ -3,6 +3,7 @@ approvals, actions, the 15-minute series, paging, and the refusals that keep it 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -148,6 +149,47 @@ def test_pending_approvals_are_listed_redacted_and_answered(observed: Observed) 
     assert again.status_code == 409 and again.json()["error"]["code"] == "SESSION_NOT_INTERRUPTED"
     bad = post(observed, "/api/approvals/yes", {"approved": "maybe"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "RUNTIME_INVALID_INPUT"
+
+
+def test_of_concurrent_answers_to_one_approval_only_the_one_that_took_effect_is_200(
+    observed: Observed,
+) -> None:
+    """Of 50 concurrent approve and deny POSTs on one approval, one gets 200 and its decision is
+    the one taken; the other 49 get 409 SESSION_NOT_INTERRUPTED."""
+    sent: list[Any] = []
+    observed.runtime.register_agent("mailer", mailer(sent))
+    result = observed.runtime.session("once", agent="mailer").run("mail").get(timeout=TIMEOUT)
+    assert result.status == "interrupted"
+    headers = {"origin": observed.server.url.rstrip("/"), "x-praxo-token": token_of(observed)}
+
+    async def answer_all() -> list[httpx.Response]:
+        limits = httpx.Limits(max_connections=50)
+        async with httpx.AsyncClient(
+            base_url=observed.server.url, timeout=TIMEOUT, limits=limits
+        ) as client:
+            return await asyncio.gather(
+                *(
+                    client.post(
+                        "/api/approvals/once", json={"approved": n % 2 == 0}, headers=headers
+                    )
+                    for n in range(50)
+                )
+            )
+
+    replies = asyncio.run(answer_all())
+    ok = [reply for reply in replies if reply.status_code == 200]
+    refused = [reply for reply in replies if reply.status_code == 409]
+    assert len(ok) == 1, [reply.text for reply in ok]
+    assert len(refused) == 49
+    assert {reply.json()["error"]["code"] for reply in refused} == {"SESSION_NOT_INTERRUPTED"}
+    approved = ok[0].json()["approved"]
+    handle = observed.runtime.session("once", agent="mailer")
+    wait_for(
+        lambda: observed.client.get("/api/runs").json()["runs"][0]["status"] == "completed",
+        "the run ended",
+    )
+    assert sent == ([{"to": RECIPIENT}] if approved else [])
+    assert ("APPROVAL_DENIED" in str(handle.history()[-1].content)) is not approved
 
 
 def assert_ended(observed: Observed, sent: list[Any]) -> None:

@@ -121,3 +121,37 @@ def test_serve_refuses_a_runtime_that_is_not_one() -> None:
     with pytest.raises(PraxoError) as info:
         serve(object(), runtime=object())  # type: ignore[arg-type]
     assert info.value.code == "RUNTIME_INVALID_INPUT"
+
+
+def test_serve_on_a_port_in_use_is_serve_failed() -> None:
+    """``serve`` on a port another socket listens on raises PraxoError SERVE_FAILED, not
+    SystemExit."""
+
+    async def app(scope: object, receive: object, send: object) -> None:  # never called
+        raise AssertionError("served")
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(PraxoError) as info:
+            serve(app, port=port, log_level="critical")
+    assert info.value.code == "SERVE_FAILED"
+    assert str(port) in info.value.message
+
+
+def test_an_observer_server_on_a_port_in_use_is_serve_failed() -> None:
+    """``ObserverServer`` on a port another socket listens on raises SERVE_FAILED."""
+    from praxo_actors.observer import ObserverServer
+    from praxo_actors.runtime import Runtime
+
+    runtime = Runtime.start(idle_timeout=None)
+    try:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            with pytest.raises(PraxoError) as info:
+                ObserverServer(runtime, port=taken.getsockname()[1], timeout=TIMEOUT)
+        assert info.value.code == "SERVE_FAILED"
+    finally:
+        runtime.stop()

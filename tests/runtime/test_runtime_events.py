@@ -468,6 +468,33 @@ def test_stuck_subscribers_do_not_starve_the_others(
             ref.stop(timeout=TIMEOUT)
 
 
+def test_subscribers_that_never_return_do_not_hold_the_pool(runtime: Start) -> None:
+    """With default settings, while six subscribers never return, a well-behaved one with the
+    default buffer gets every event of a burst of 3,000 runs: each slow call leaves the shared
+    delivery pool for a thread of its own after the hand-off time."""
+    runs = 3000
+    rt = runtime(agents={"default": echo_agent})
+    release = threading.Event()
+    try:
+        hung = [_Hang(release) for _ in range(6)]
+        stuck = [rt.events.subscribe(target, pattern="run.completed") for target in hung]
+        good = _Counter()
+        sub = rt.events.subscribe(good, pattern="run.completed")
+        futures = [rt.session(f"s{n % 100}").run(f"{n}") for n in range(runs)]
+        for future in futures:
+            future.get(timeout=TIMEOUT)
+        assert good.wait_count(runs), f"the well-behaved subscriber got {good.count}/{runs}"
+        assert sub.wait_idle(TIMEOUT)
+        stats = sub.statistics()
+        assert (stats.delivered, stats.dropped) == (runs, 0)
+        assert all(target.wait_count(1) for target in hung)
+        assert all(s.statistics().delivered == 0 for s in stuck)
+    finally:
+        release.set()
+    for s in stuck:
+        assert s.wait_idle(TIMEOUT)
+
+
 def test_a_stuck_subscriber_stays_subscribed(runtime: Start) -> None:
     """A subscriber skipped as stuck is not unsubscribed: once its call returns it gets the
     events published after, as before."""
@@ -487,19 +514,24 @@ def test_a_stuck_subscriber_stays_subscribed(runtime: Start) -> None:
     assert sub in rt.events.subscriptions
 
 
+@pytest.mark.parametrize("name", ["subscriber_timeout", "subscriber_handoff"])
 @pytest.mark.parametrize("value", [0, -1.0, float("inf"), float("nan"), True, "5"])
-def test_bad_subscriber_timeout_is_refused(runtime: Start, value: object) -> None:
-    """A subscriber_timeout that is not a positive, finite number is RUNTIME_INVALID_CONFIG."""
+def test_bad_subscriber_timeout_is_refused(runtime: Start, name: str, value: object) -> None:
+    """A subscriber_timeout or subscriber_handoff that is not a positive, finite number is
+    RUNTIME_INVALID_CONFIG."""
     with pytest.raises(PraxoError) as info:
-        runtime(subscriber_timeout=value)
+        runtime(**{name: value})
     assert info.value.code == "RUNTIME_INVALID_CONFIG"
 
 
 def test_astart_takes_subscriber_timeout() -> None:
-    """``Runtime.open`` takes ``subscriber_timeout`` as ``start`` does, and checks it."""
+    """``Runtime.open`` takes ``subscriber_timeout`` and ``subscriber_handoff`` as ``start``
+    does, and checks them."""
 
     async def main() -> str:
-        async with Runtime.open(idle_timeout=None, subscriber_timeout=0.5) as rt:
+        async with Runtime.open(
+            idle_timeout=None, subscriber_timeout=0.5, subscriber_handoff=0.01
+        ) as rt:
             assert rt.events.subscriptions == ()
         with pytest.raises(PraxoError) as info:
             await Runtime.astart(subscriber_timeout=-1)

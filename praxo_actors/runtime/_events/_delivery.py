@@ -1,11 +1,14 @@
-"""The delivery pool: the threads that call subscribers, and a watchdog for stuck calls.
+"""The delivery pool: the threads that call subscribers, and a watchdog for slow calls.
 
 A subscriber is user code, and user code may block for ever. Python cannot stop a thread, so a
-call still running ``timeout`` seconds after it began costs its thread its place in the pool
-instead: the watchdog *retires* the thread (it leaves the pool and ends as soon as the call
-returns), reports the call, and a fresh thread takes the free place, so the other subscribers
-never wait behind a stuck one. A job (one subscription's drain) makes one call at a time, so
-the retired threads alive at once number at most the subscribers stuck at once.
+call still running ``handoff`` seconds after it began costs its thread its place in the pool
+instead, as Go's scheduler hands off a thread blocked in a system call: the watchdog *hands
+off* the thread (it leaves the pool, finishes its job on its own and then ends), and a fresh
+thread takes the free place, so the other subscribers never wait behind a slow one for longer
+than the hand-off time. A call still running ``timeout`` seconds after it began is reported
+once (the subscriber is *stuck*). A job (one subscription's drain) makes one call at a time and
+runs on one thread at a time, so the handed-off threads alive at once number at most the
+subscriptions.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ Report = Callable[[float], None]
 class Worker:
     """One thread of a :class:`DeliveryPool`, as its jobs and its watchdog see it."""
 
-    __slots__ = ("pool", "report", "retired", "started", "thread")
+    __slots__ = ("calls", "pool", "report", "reported", "retired", "started", "thread")
 
     def __init__(self, pool: DeliveryPool, name: str) -> None:
         self.pool = pool
@@ -40,14 +43,24 @@ class Worker:
         # When the call in progress began, on the pool's clock; None between calls. Written by
         # this worker's thread only, read by the watchdog.
         self.started: float | None = None
-        # Set once, under the pool's lock, by the watchdog.
+        # Set once, under the pool's lock, by the watchdog: the thread has left the pool.
         self.retired = False
         self.report: Report | None = None
+        # The calls begun on this thread (by it), and the last of them reported as stuck (by
+        # the watchdog, under the pool's lock).
+        self.calls = 0
+        self.reported = 0
+
+    @property
+    def stuck(self) -> bool:
+        """Whether the call in progress has overrun the timeout (and been reported)."""
+        return self.started is not None and self.reported == self.calls
 
     def begin(self, report: Report) -> None:
         """Mark the start of a subscriber call; ``report`` hears if it overruns the timeout."""
         self.report = report
         pool = self.pool
+        self.calls += 1
         self.started = pool.clock()
         if pool.watch_idle:
             pool.wake_watchdog()
@@ -59,10 +72,12 @@ class Worker:
 
 
 class DeliveryPool:
-    """Run jobs on up to ``threads`` threads, none of them held by a call past ``timeout``.
+    """Run jobs on up to ``threads`` threads, none of them held by a call past ``handoff``.
 
     Threads start on demand. ``clock`` is read for the calls' start times and deadlines (the
-    watchdog's waits are real time); :meth:`check` is the watchdog's whole decision.
+    watchdog's waits are real time); :meth:`check` is the watchdog's whole decision. A call
+    that overruns ``timeout`` is reported; ``handoff`` (at most ``timeout``; None: the same)
+    is when its thread leaves the pool.
     """
 
     def __init__(
@@ -70,12 +85,14 @@ class DeliveryPool:
         threads: int,
         timeout: float,
         *,
+        handoff: float | None = None,
         name: str = "praxo-events",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.clock = clock
         self._max = threads
         self._timeout = timeout
+        self._handoff = timeout if handoff is None else min(handoff, timeout)
         self._name = name
         self._numbers = itertools.count()
         self._lock = threading.Lock()
@@ -83,7 +100,7 @@ class DeliveryPool:
         self._wake = threading.Condition(self._lock)  # the watchdog waits here
         self._jobs: deque[Job] = deque()
         self._active: list[Worker] = []  # the pool's places
-        self._alive: list[Worker] = []  # active and retired threads not yet ended
+        self._alive: list[Worker] = []  # active and handed-off threads not yet ended
         self._idle = 0
         self._closed = False
         self._watchdog: threading.Thread | None = None
@@ -118,7 +135,7 @@ class DeliveryPool:
             self._watchdog.start()
 
     def serve(self, worker: Worker) -> None:
-        """Run queued jobs on ``worker``'s thread until the pool shuts or retires it."""
+        """Run queued jobs on ``worker``'s thread until the pool shuts or hands it off."""
         try:
             while True:
                 with self._lock:
@@ -149,10 +166,11 @@ class DeliveryPool:
             self._wake.notify()
 
     def check(self) -> float | None:
-        """Retire the workers whose call has run ``timeout`` seconds, and report each call.
+        """Hand off the workers whose call has run ``handoff`` seconds, and report each call
+        that has run ``timeout`` seconds (once).
 
-        Return the seconds until the next call in progress would overrun (None: no call is in
-        progress).
+        Return the seconds until the next call in progress would reach either (None: no call
+        is in progress that has one ahead).
         """
         overdue: list[tuple[Report, float]] = []
         with self._lock:
@@ -160,17 +178,25 @@ class DeliveryPool:
             # sees it and wakes the watchdog.
             self.watch_idle = True
             now = self.clock()
-            wait: float | None = None
-            for worker in list(self._active):
-                started, report = worker.started, worker.report
+            waits: list[float] = []
+            for worker in list(self._alive):
+                # One read of each: the worker writes them without the lock (calls first).
+                calls, started, report = worker.calls, worker.started, worker.report
                 if started is None or report is None:
                     continue
                 elapsed = now - started
-                if elapsed >= self._timeout:
-                    self._retire(worker)
-                    overdue.append((report, elapsed))
-                elif wait is None or self._timeout - elapsed < wait:
-                    wait = self._timeout - elapsed
+                if not worker.retired:
+                    if elapsed >= self._handoff:
+                        self._retire(worker)
+                    else:
+                        waits.append(self._handoff - elapsed)
+                if worker.reported != calls:
+                    if elapsed >= self._timeout:
+                        worker.reported = calls
+                        overdue.append((report, elapsed))
+                    else:
+                        waits.append(self._timeout - elapsed)
+            wait = min(waits) if waits else None
             self.watch_idle = wait is None
         for report, elapsed in overdue:
             try:
@@ -180,11 +206,11 @@ class DeliveryPool:
         return wait
 
     def _retire(self, worker: Worker) -> None:
-        """Give ``worker``'s place to a fresh thread (the lock held)."""
+        """Hand ``worker``'s place to a fresh thread (the lock held)."""
         worker.retired = True
         self._active.remove(worker)
         self.retired_total += 1
-        worker.thread.name = f"{self._name}-stuck-{worker.thread.name.rsplit('-', 1)[-1]}"
+        worker.thread.name = f"{self._name}-handoff-{worker.thread.name.rsplit('-', 1)[-1]}"
         if not self._closed and len(self._jobs) > self._idle:
             self._spawn()
 
@@ -206,16 +232,16 @@ class DeliveryPool:
 
     @property
     def retired(self) -> int:
-        """The retired threads still in a subscriber's call."""
+        """The handed-off threads not yet ended."""
         with self._lock:
             return len(self._alive) - len(self._active)
 
     def shutdown(self, timeout: float) -> list[str]:
         """Stop taking jobs, let the queued ones run, and end the threads.
 
-        Return the names of the threads still in a subscriber's call: the retired ones at once
-        (nothing is gained by waiting on a call already known to be stuck), the others after
-        ``timeout`` seconds. Each ends when its call returns.
+        Return the names of the threads still in a subscriber's call: those in a call reported
+        stuck at once (nothing is gained by waiting on it), the others after ``timeout``
+        seconds. Each ends when its call returns.
         """
         with self._lock:
             self._closed = True
@@ -232,7 +258,7 @@ class DeliveryPool:
             thread = worker.thread
             if thread is me:  # shut down from a subscriber on this pool: it ends after it
                 continue
-            if not worker.retired:
+            if not worker.stuck:
                 thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 left.append(thread.name)

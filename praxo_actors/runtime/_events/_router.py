@@ -50,10 +50,13 @@ class EventRouter:
         delivery_threads: int = 4,
         subscriber_timeout: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        subscriber_handoff: float | None = None,
     ) -> None:
         self._table = SubscriptionTable()
         # Daemon threads: a subscriber that hangs must not keep a process from exiting.
-        self.pool = DeliveryPool(delivery_threads, subscriber_timeout, clock=clock)
+        self.pool = DeliveryPool(
+            delivery_threads, subscriber_timeout, handoff=subscriber_handoff, clock=clock
+        )
         self.routed = 0  # written by the bus actor's thread only
 
     def route(self, events: list[Event]) -> None:

@@ -23,6 +23,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.models import Event
 from praxo_actors.runtime._events._delivery import DeliveryPool, Worker
 from praxo_actors.runtime._events._matching import EventFilter
+from praxo_actors.runtime._kernel._waits import check_timeout
 
 __all__ = ["Subscription", "SubscriptionStatistics"]
 
@@ -123,10 +124,16 @@ class Subscription:
     def stuck(self) -> bool:
         """Whether a call to the subscriber has overrun ``subscriber_timeout`` and not returned."""
         worker = self._calling
-        return worker is not None and worker.retired and worker.started is not None
+        return worker is not None and worker.stuck
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until everything offered so far is delivered (or dropped); return success."""
+        """Wait until everything offered so far is delivered (or dropped); return success.
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a timeout that is not a finite number of
+                seconds >= 0 the clock can wait.
+        """
+        check_timeout(timeout)
         return self._idle.wait(timeout)
 
     def _end(self) -> tuple[int, int]:
@@ -163,23 +170,21 @@ class Subscription:
     def _drain(self, worker: Worker) -> None:
         self._calling = worker
         try:
-            resumed = self._deliver_buffer(worker)
+            self._deliver_buffer(worker)
         finally:
             self._calling = None
-        if resumed:  # the call overran and this thread left the pool: the rest goes back to it
-            logger.info("subscriber_resumed", subscription=self.id, pattern=self.pattern)
-            self._schedule(worker.pool)
 
-    def _deliver_buffer(self, worker: Worker) -> bool:
-        """Deliver the buffer, oldest first, until it is empty (return False) or ``worker`` is
-        retired (return True). An event leaves the buffer only once delivered, so the buffer
-        bounds what a stuck subscriber holds, the event in its call included."""
+    def _deliver_buffer(self, worker: Worker) -> None:
+        """Deliver the buffer, oldest first, until it is empty. An event leaves the buffer only
+        once delivered, so the buffer bounds what a stuck subscriber holds, the event in its
+        call included. A drain whose thread was handed off (a slow call) goes on on that
+        thread, which is then this subscription's own until the buffer is empty."""
         while True:
             with self._lock:
                 if not self._buffer or not self._active:
                     self._draining = False
                     self._idle.set()
-                    return False
+                    return
                 batch = list(self._buffer)
             done = 0
             for payload in batch:
@@ -191,19 +196,15 @@ class Subscription:
                 finally:
                     worker.end()
                 if not alive:
-                    return False
+                    return
                 done += 1
-                if worker.retired:
-                    break
             with self._lock:
                 if not self._active:  # ended meanwhile: its counts were final then
                     self._draining = False
-                    return False
+                    return
                 self.delivered += done
                 for _ in range(done):
                     self._buffer.popleft()
-            if worker.retired:
-                return True
 
     def _overran(self, elapsed: float) -> None:
         logger.warning(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.runtime._kernel._clock import RuntimeClock
+from praxo_actors.runtime._kernel._waits import MAX_SECONDS
 
 __all__ = ["RuntimeConfig", "RuntimeOptions", "config_from"]
 
@@ -43,6 +43,11 @@ class RuntimeConfig:
             ``subscriber_stuck`` warning) and skipped: its thread leaves the delivery pool
             and a fresh one takes its place, and the subscription's events wait in its
             buffer (or are dropped, counted) until the call returns. It stays subscribed.
+        subscriber_handoff: Seconds a subscriber's call may hold its place in the delivery
+            pool: a call that runs longer goes on on a thread of its own (which ends when
+            the subscription's buffer is empty) and a fresh thread takes its place, so no
+            subscriber waits behind another for longer than this. At most
+            ``subscriber_timeout`` counts.
         timeout: Bound on each internal wait (store reads, shutdown) and on a stuck
             activation: new sessions fail ``RUNTIME_TIMEOUT`` when the store or the
             sessions supervisor they wait on has answered nothing for that long (a backlog
@@ -83,6 +88,7 @@ class RuntimeConfig:
     tracer_provider: Any = None
     meter_provider: Any = None
     versions_kept: int = 100_000
+    subscriber_handoff: float = 0.05
 
     def __post_init__(self) -> None:
         if not isinstance(self.resume, bool):
@@ -100,12 +106,11 @@ class RuntimeConfig:
         if self.on_busy not in ("enqueue", "reject", "interrupt", "rollback"):
             raise _bad("on_busy must be 'enqueue', 'reject', 'interrupt' or 'rollback'")
         idle = self.idle_timeout
-        if idle is not None and not (_is_number(idle) and idle > 0):
-            raise _bad("idle_timeout must be a positive number or None")
-        if not (_is_number(self.timeout) and self.timeout > 0):
-            raise _bad("timeout must be a positive number")
-        if not (_is_number(self.subscriber_timeout) and 0 < self.subscriber_timeout < math.inf):
-            raise _bad("subscriber_timeout must be a positive, finite number")
+        if idle is not None and not _seconds(idle):
+            raise _bad("idle_timeout must be a positive number the clock can hold, or None")
+        for name in ("timeout", "subscriber_timeout", "subscriber_handoff"):
+            if not _seconds(getattr(self, name)):
+                raise _bad(f"{name} must be a positive, finite number the clock can hold")
         clock = self.clock
         if clock is not None and not all(
             callable(getattr(clock, name, None)) for name in ("now", "monotonic_ns", "call_later")
@@ -141,6 +146,7 @@ class RuntimeOptions(TypedDict, total=False):
     tracer_provider: Any
     meter_provider: Any
     versions_kept: int
+    subscriber_handoff: float
 
 
 def config_from(config: RuntimeConfig | None, options: RuntimeOptions) -> RuntimeConfig:
@@ -168,6 +174,11 @@ def _bad(message: str) -> PraxoError:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _seconds(value: object) -> bool:
+    """Whether ``value`` is a number of seconds > 0 that the clock can wait."""
+    return _is_number(value) and 0 < value <= MAX_SECONDS  # type: ignore[operator]
 
 
 def _check_count(name: str, value: object, minimum: int) -> None:

@@ -17,13 +17,13 @@ from praxo_actors.runtime._front import _submit
 from praxo_actors.runtime._front._inputs import (
     check_text,
     deadline_in_ns,
-    positive,
     resume_document,
 )
 from praxo_actors.runtime._front._on_loop import acall
 from praxo_actors.runtime._front._results import run_result
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import fail
+from praxo_actors.runtime._kernel._waits import check_timeout
 from praxo_actors.runtime._protocol import (
     Crash,
     GetHistory,
@@ -134,8 +134,7 @@ class SessionHandle:
         document = resume_document(value)
         kernel = self._kernel
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
-        if timeout is not None and not positive(timeout):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a positive number")
+        check_timeout(timeout, none=True, zero=False)
         future = RunFuture(new_run_id(), self.id, kernel.request_cancel)
         resume = kernel.resume
         return self._post(future, resume, future, self.agent, deadline_ns, document, timeout)
@@ -177,6 +176,7 @@ class SessionHandle:
             PraxoError: ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, a checkpoint code, or
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ahistory`).
         """
+        check_timeout(timeout)
         try:
             ref = self._ready().get(timeout=timeout)
             if ref is not None:
@@ -195,6 +195,7 @@ class SessionHandle:
 
     async def ahistory(self, timeout: float = 5.0) -> list[Message]:
         """Like :meth:`history`, awaited (safe on the runtime's own event loop)."""
+        check_timeout(timeout)
         try:
             async with asyncio.timeout(timeout):
                 ref = await self._ready()
@@ -277,6 +278,7 @@ class SessionHandle:
         return await self._astop_with(self._kernel.passivate, timeout)
 
     def _stop_with(self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float) -> bool:
+        check_timeout(timeout)
         try:
             if self._ready().get(timeout=timeout) is None:
                 return False
@@ -292,6 +294,7 @@ class SessionHandle:
     async def _astop_with(
         self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float
     ) -> bool:
+        check_timeout(timeout)
         try:
             async with asyncio.timeout(timeout):
                 if await self._ready() is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from praxo_actors._errors import JSONError, PraxoError
 from praxo_actors.core import encode_json
+from praxo_actors.runtime._kernel._waits import check_deadline
 
 __all__ = ["check_text", "deadline_in_ns", "positive", "resume_document"]
 
@@ -39,19 +40,12 @@ def positive(value: object) -> bool:
 
 
 def deadline_in_ns(deadline: float | None, now_ns: Callable[[], int]) -> int | None:
-    """A deadline in seconds from now on the runtime's clock, in ns (``RUNTIME_INVALID_INPUT``)."""
+    """A deadline in seconds from now on the runtime's clock, in ns (``RUNTIME_INVALID_INPUT``
+    for one that is not a finite number >= 0 or too large for the clock)."""
     if deadline is None:
         return None
-    if (
-        isinstance(deadline, bool)
-        or not isinstance(deadline, int | float)
-        or not math.isfinite(deadline)
-        or deadline < 0
-    ):
-        raise PraxoError(
-            "RUNTIME_INVALID_INPUT", "deadline must be a finite number of seconds >= 0"
-        )
-    return now_ns() + int(deadline * 1e9)
+    check_deadline(deadline, 0)  # checked before the clock is read
+    return check_deadline(deadline, now_ns())
 
 
 def resume_document(value: Any) -> str:

@@ -88,7 +88,11 @@ class Machine:
         n = config.scheduler_threads
         self.thread_scheduler = None if n is None else Scheduler(n, name="praxo-sessions")
         self.io_pool = IOPool(config.io_threads)
-        self.bus = EventRouter(config.delivery_threads, config.subscriber_timeout)
+        self.bus = EventRouter(
+            config.delivery_threads,
+            config.subscriber_timeout,
+            subscriber_handoff=config.subscriber_handoff,
+        )
         self.registry = Registry()
         self.agents = Agents(config.tracer_provider, config.meter_provider)
         self.kernel = Kernel(

@@ -13,6 +13,7 @@ from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.core._schema_types import type_converter
 from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._waits import check_timeout
 from praxo_actors.runtime._protocol import (
     LoadResults,
     LoadSessions,
@@ -78,10 +79,7 @@ def check_result_args(run_id: object, timeout: object) -> None:
     """
     if not isinstance(run_id, str) or not run_id:
         raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0
-    ):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a number >= 0 or None")
+    check_timeout(timeout, none=True)
 
 
 def _left(end: float | None) -> float | None:

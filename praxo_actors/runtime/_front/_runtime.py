@@ -48,6 +48,7 @@ from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loo
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
 from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
+from praxo_actors.runtime._kernel._waits import check_timeout
 from supervisors import Registry
 
 __all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -98,8 +99,9 @@ class Runtime:
             **options: The settings of :class:`RuntimeConfig` as keywords (``max_live_sessions``,
                 ``max_queue``, ``on_busy``, ``idle_timeout``, ``checkpoint_key``,
                 ``allowed_types``, ``scheduler_threads``, ``io_threads``, ``delivery_threads``,
-                ``subscriber_timeout``, ``timeout``, ``clock``, ``resume``, ``tracer_provider``,
-                ``meter_provider``, ``versions_kept``), each described there.
+                ``subscriber_timeout``, ``subscriber_handoff``, ``timeout``, ``clock``,
+                ``resume``, ``tracer_provider``, ``meter_provider``, ``versions_kept``), each
+                described there.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for bad arguments; ``STORE_LOCKED`` when
@@ -277,6 +279,7 @@ class Runtime:
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ainspect`).
         """
         check_session_id(session_id)
+        check_timeout(timeout)
         check_not_blocking("Runtime.inspect()")
         return run_on_loop(self._host, lambda: self._info(session_id), timeout)
 
@@ -290,12 +293,14 @@ class Runtime:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad state or limit; as :meth:`inspect`.
         """
         list_states(state, limit)
+        check_timeout(timeout)
         check_not_blocking("Runtime.sessions()")
         return run_on_loop(self._host, lambda: list_sessions(self._kernel, state, limit), timeout)
 
     async def ainspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """:meth:`inspect`, awaited (safe on the runtime's own loop)."""
         check_session_id(session_id)
+        check_timeout(timeout)
         return await arun_on_loop(self._host, lambda: self._info(session_id), timeout)
 
     async def asessions(
@@ -303,6 +308,7 @@ class Runtime:
     ) -> list[SessionInfo]:
         """:meth:`sessions`, awaited (safe on the runtime's own loop)."""
         list_states(state, limit)
+        check_timeout(timeout)
         listing = lambda: list_sessions(self._kernel, state, limit)  # noqa: E731
         return await arun_on_loop(self._host, listing, timeout)
 

@@ -5,10 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import MethodType
 
+import pykka
+
+from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture
 from praxo_actors.models import RunResult
+from praxo_actors.runtime._kernel._waits import check_timeout
 
-__all__ = ["RunFuture"]
+__all__ = ["RunFuture", "RunTimeoutError"]
+
+
+class RunTimeoutError(PraxoError, pykka.Timeout):
+    """``RUNTIME_TIMEOUT``: a run's future was not settled within the wait asked for.
+
+    Also a ``pykka.Timeout``, as :meth:`RunFuture.get` raised before it had a code.
+    """
 
 
 class RunFuture(MNFuture[RunResult]):
@@ -33,6 +44,30 @@ class RunFuture(MNFuture[RunResult]):
 
     def __repr__(self) -> str:
         return f"<RunFuture {self.run_id} {'done' if self.done() else 'pending'}>"
+
+    def get(self, *, timeout: float | None = None) -> RunResult:
+        """Return the run's result, or raise its error, once it has ended.
+
+        Args:
+            timeout: Seconds to wait; ``None`` waits as long as it takes.
+
+        Raises:
+            RunTimeoutError: ``RUNTIME_TIMEOUT`` (a :class:`~praxo_actors.PraxoError` and a
+                ``pykka.Timeout``) if the run has not ended within ``timeout``.
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a timeout that is not a finite number
+                of seconds >= 0 the clock can wait; ``RUNTIME_BLOCKING_CALL`` on the
+                runtime's loop thread while the run is pending.
+            Exception: The run's own error.
+        """
+        check_timeout(timeout, none=True)
+        try:
+            return super().get(timeout=timeout)
+        except pykka.Timeout:
+            if self.done():  # the run's own error, or settled as the wait ended
+                return super().get(timeout=0)
+            raise RunTimeoutError(
+                "RUNTIME_TIMEOUT", f"run {self.run_id} did not end within {timeout} s"
+            ) from None
 
     def cancel(self) -> bool:
         """Ask for the run to stop; return False if it had already ended.
