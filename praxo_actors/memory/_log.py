@@ -2,8 +2,9 @@
 
 Per session id ``s``, in the store's documents (namespace / key → value):
 
-- ``praxo/heads / s`` → ``{"version": v, "base": b, "results": n}``: the log's position. ``v``
-  counts the committed runs; absent, the session is at its snapshot's version.
+- ``praxo/heads / s`` → ``{"version": v, "base": b, "results": n, "agent": a}``: the log's
+  position. ``v`` counts the committed runs; absent, the session is at its snapshot's version.
+  ``a`` names the agent of the last run committed (absent before one names it).
 - ``praxo/sessions / s`` → ``{"checkpoint": <snapshot>, "version": b}``: the session as of
   version ``b`` (a 0.1 checkpoint document, with no ``version``, is a snapshot at 0).
 - ``praxo/records / s#k`` → ``{"record": <record>}`` for ``b < k <= v``: the messages run ``k``
@@ -110,6 +111,7 @@ class StoredSession(msgspec.Struct, frozen=True):
     pending: PendingRun | None = None
     journal: list[str] = []
     fault: str | None = None  # why the stored shape cannot be a real log (nothing was read)
+    agent: str | None = None  # the agent of the last run committed
 
 
 class Commit(msgspec.Struct, frozen=True):
@@ -127,6 +129,7 @@ class Commit(msgspec.Struct, frozen=True):
     snapshot: str | None = None
     result: str | None = None
     journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
+    agent: str = ""  # the agent of the run (kept in the head, for a restored session)
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -239,6 +242,7 @@ class SessionLog:
                     pending=pending,
                     journal=entries,
                     fault=fault,
+                    agent=_agent(head),
                 )
             )
         return out
@@ -344,6 +348,7 @@ class SessionLog:
             appended.append(True)
         ids = list(dict.fromkeys([c.session_id for c in commits]))
         heads: dict[str, list[int]] = {}
+        agents: dict[str, str] = {}
         if ids:
             headless: list[str] = []
             for sid, head in zip(ids, self._get_many(HEADS, ids), strict=True):
@@ -351,6 +356,9 @@ class SessionLog:
                     headless.append(sid)  # new, or written by 0.1: at its snapshot's version
                 else:
                     heads[sid] = [_int(head, name) for name in HEAD_FIELDS]
+                    agent = _agent(head)
+                    if agent:
+                        agents[sid] = agent
             if headless:
                 for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
                     base = _int(snap, "version") if snap is not None else 0
@@ -387,11 +395,16 @@ class SessionLog:
                     kept = now[1]
                 deletes.extend((JOURNAL, _key(sid, i)) for i in range(kept, commit.journal))
             heads[sid] = [version, base, results]
+            if commit.agent:
+                agents[sid] = commit.agent
             touched.add(sid)
             applied.append(True)
         for sid in touched:
             version, base, results = heads[sid]
-            puts.append((HEADS, sid, {"version": version, "base": base, "results": results}))
+            head: dict[str, Any] = {"version": version, "base": base, "results": results}
+            if sid in agents:
+                head["agent"] = agents[sid]
+            puts.append((HEADS, sid, head))
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
@@ -415,9 +428,12 @@ class SessionLog:
 def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:
     """Return the canonical JSON text of one of the log's documents."""
     if namespace is HEADS:
-        # Three ints, keys in sorted order: the text the encoder would write, without its walk.
+        # Three ints (and a name), keys in sorted order: the text the encoder would write,
+        # without its walk.
         base, results, version = value["base"], value["results"], value["version"]
-        return f'{{"base":{base},"results":{results},"version":{version}}}'
+        agent = value.get("agent")
+        named = "" if agent is None else f'"agent":{_ENCODER.encode(agent).decode()},'
+        return f'{{{named}"base":{base},"results":{results},"version":{version}}}'
     if len(value) == 1:
         # {"record": r}, {"result": r}, {"entry": e}: the text is JSON already; only the
         # string's own encoding is needed, not a walk of a dict (a third of the encode's cost).
@@ -436,6 +452,11 @@ def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:
     if pending is not None and pending.entries > MAX_ENTRIES:
         return f"the pending run claims {pending.entries} journal entries"
     return None
+
+
+def _agent(head: dict[str, Any] | None) -> str | None:
+    agent = None if head is None else head.get("agent")
+    return agent if isinstance(agent, str) and agent else None
 
 
 def _head_ok(head: dict[str, Any] | None) -> bool:

@@ -86,6 +86,8 @@ class Admission:
             return
         entry.add_run(run_id, future)
         runs.admit(future)
+        if resume is not None:  # the run goes on: its future from a resume of its journal is old
+            kernel.resumption.futures.pop(run_id, None)
         if journal and len(entry.runs) > 1:
             # Queued behind another run: it is journaled when it starts (one pending per session).
             ack = runs.journal_acks.pop(run_id, None)

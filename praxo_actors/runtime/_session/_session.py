@@ -193,6 +193,8 @@ class SessionActor(MNActor):
             return
         self.session = session
         self.position = position
+        if state is not None and state.agent is not None:
+            self._last_agent = state.agent
         if state is not None and state.pending is not None:
             self._resume(state.pending, state.journal)
         stash, self.stash = self.stash, None
@@ -229,7 +231,7 @@ class SessionActor(MNActor):
     def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
         """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended;
         -2: keep nothing, the run's end is committed already or the run is as it was)."""
-        self._disarm(run_id)
+        self._ended(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
         if journal == -2:
@@ -249,6 +251,15 @@ class SessionActor(MNActor):
         except pykka.ActorDeadError:
             if run_id is not None:
                 self.host.post(self.host.router.saved, [(run_id, "STORE_FAILED")], [])
+
+    def _ended(self, run_id: str) -> None:
+        """Forget what a run that ended held: its deadline, its mark as resumed (a resume of
+        an interrupted run goes on under the same id and must not be taken for a repeat)."""
+        self._disarm(run_id)
+        if self._resumed is not None:
+            self._resumed.discard(run_id)
+            if not self._resumed:
+                self._resumed = None
 
     def _disarm(self, run_id: str) -> None:
         if self._deadlines is not None and self._deadlines.disarm(run_id):
@@ -352,7 +363,7 @@ class SessionActor(MNActor):
             self._start_next()
             return
         self.session = result.session  # commit: the run completed and its record is written
-        self._disarm(result.run_id)
+        self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to
         # the loop settles the run's future with it (whichever of the two arrives first).
         host.post(host.router.completed, result.run_id, result)
@@ -403,6 +414,7 @@ class SessionActor(MNActor):
         """Start again the durable run the store holds, answering its effects from the journal."""
         host = self.host
         run_id = pending.run_id
+        self._last_agent = pending.agent
         host.post(host.router.resumed, self.session_id, run_id)
         if self._resumed is None:
             self._resumed = set()
