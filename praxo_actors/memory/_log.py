@@ -12,6 +12,9 @@ Per session id ``s``, in the store's documents (namespace / key → value):
   session holds; a compaction writes a new snapshot and drops the records it covers.
 - ``praxo/pending / s`` → the durable run in progress and ``praxo/journal / s#i`` its completed
   effects, dropped by the commit that ends the run.
+- ``praxo/inbox / s`` → ``{"runs": [...]}``: the session's *inbox*, the durable runs accepted
+  (``submit``) and not yet begun, in order. An accepted run is added by one write; its first
+  journal entry (which makes it the pending run) or the commit that ends it takes it out.
 - ``praxo/results / s#j`` → the last 100 runs' results, slot ``j = n mod 100``.
 
 Every change of one session — record, head, journal drop, result — is one :meth:`Store.apply`
@@ -24,16 +27,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from praxo_actors.memory._base import StoreBase, decode_text
 
 __all__ = [
+    "INBOX",
     "MAX_ENTRIES",
     "MAX_RECORDS",
     "RESULTS_KEPT",
+    "Accept",
+    "AcceptedRun",
     "Commit",
     "JournalAppend",
     "PendingRun",
@@ -49,6 +55,7 @@ RECORDS = ("praxo", "records")
 PENDING = ("praxo", "pending")
 JOURNAL = ("praxo", "journal")
 RESULTS = ("praxo", "results")
+INBOX = ("praxo", "inbox")
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 HEAD_FIELDS = ("version", "base", "results")
@@ -76,22 +83,42 @@ class PendingRun(msgspec.Struct, frozen=True):
     sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
 
 
-def _pending_body(pending: PendingRun, session_id: str) -> bytes:
+class AcceptedRun(msgspec.Struct, frozen=True):
+    """A durable run accepted and not yet begun: what is needed to run it.
+
+    ``deadline_unix_ns`` is its deadline in wall-clock nanoseconds (``time.time_ns``), the one
+    clock that means the same in the next process.
+    """
+
+    run_id: str
+    agent: str
+    input: str
+    deadline_unix_ns: int | None = None
+    sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
+
+
+Signed = TypeVar("Signed", PendingRun, AcceptedRun)
+
+
+def _pending_body(pending: PendingRun | AcceptedRun, session_id: str) -> bytes:
     fields = msgspec.structs.asdict(pending)
     fields.pop("sig")
-    return _ENCODER.encode(["praxo.pending", session_id, fields])
+    tag = "praxo.pending" if type(pending) is PendingRun else "praxo.accepted"
+    return _ENCODER.encode([tag, session_id, fields])
 
 
-def sign_pending(pending: PendingRun, session_id: str, key: bytes | None) -> PendingRun:
-    """Return ``pending`` signed for ``session_id`` (unchanged without a key)."""
+def sign_pending(pending: Signed, session_id: str, key: bytes | None) -> Signed:
+    """Return ``pending`` (or an accepted run) signed for ``session_id`` (unchanged without a
+    key)."""
     if key is None:
         return pending
     sig = hmac.new(key, _pending_body(pending, session_id), hashlib.sha256).hexdigest()
     return msgspec.structs.replace(pending, sig=sig)
 
 
-def pending_signed(pending: PendingRun, session_id: str, key: bytes | None) -> bool:
-    """Whether ``pending`` carries a valid signature for ``session_id`` (True without a key)."""
+def pending_signed(pending: PendingRun | AcceptedRun, session_id: str, key: bytes | None) -> bool:
+    """Whether ``pending`` (or an accepted run) carries a valid signature for ``session_id``
+    (True without a key)."""
     if key is None:
         return True
     if not isinstance(pending.sig, str):
@@ -112,6 +139,7 @@ class StoredSession(msgspec.Struct, frozen=True):
     journal: list[str] = []
     fault: str | None = None  # why the stored shape cannot be a real log (nothing was read)
     agent: str | None = None  # the agent of the last run committed
+    inbox: list[AcceptedRun] = []  # accepted runs not yet begun, in order
 
 
 class Commit(msgspec.Struct, frozen=True):
@@ -130,6 +158,14 @@ class Commit(msgspec.Struct, frozen=True):
     result: str | None = None
     journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
     agent: str = ""  # the agent of the run (kept in the head, for a restored session)
+    inbox: str | None = None  # an accepted run that ended before it began: out of the inbox
+
+
+class Accept(msgspec.Struct, frozen=True):
+    """Add ``run`` at the end of a session's inbox (a durable run accepted by ``submit``)."""
+
+    session_id: str
+    run: AcceptedRun
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -138,6 +174,7 @@ class JournalAppend(msgspec.Struct, frozen=True):
     session_id: str
     pending: PendingRun
     entry: str | None = None
+    accepted: bool = False  # the run's first write, of a run from the inbox: it leaves the inbox
 
 
 def _key(session_id: str, n: int) -> str:
@@ -200,6 +237,7 @@ class SessionLog:
         snaps = self._get_many(SNAPSHOTS, ids)
         heads = self._get_many(HEADS, ids)
         pendings = self._get_many(PENDING, ids)
+        inboxes = [_inbox(doc) for doc in self._get_many(INBOX, ids)]
         record_keys: list[str] = []
         journal_keys: list[str] = []
         shapes: list[tuple[int, int, int, PendingRun | None, str | None]] = []
@@ -218,7 +256,7 @@ class SessionLog:
         records = iter(self._get_many(RECORDS, record_keys))
         journal = iter(self._get_many(JOURNAL, journal_keys))
         out: list[StoredSession | None] = []
-        for snap, head, shape in zip(snaps, heads, shapes, strict=True):
+        for snap, head, shape, inbox in zip(snaps, heads, shapes, inboxes, strict=True):
             base, version, results, pending, fault = shape
             recs, entries = [], []
             if fault is None:
@@ -226,7 +264,9 @@ class SessionLog:
                 entries = [
                     _text(next(journal), "entry") for _ in range(pending.entries if pending else 0)
                 ]
-            if snap is None and head is None and pending is None:
+            if inbox is None:
+                fault, inbox = fault or "the inbox is broken", []
+            if snap is None and head is None and pending is None and not inbox and not fault:
                 out.append(None)
                 continue
             document = snap.get("checkpoint") if snap is not None else None
@@ -243,26 +283,35 @@ class SessionLog:
                     journal=entries,
                     fault=fault,
                     agent=_agent(head),
+                    inbox=inbox,
                 )
             )
         return out
 
     def pending(self) -> list[tuple[str, PendingRun]]:
-        """Return every session with a durable run in progress, and that run, in id order."""
+        """Return every session with a durable run in progress or accepted, and those runs:
+        the runs in progress in session id order, then the accepted ones (each session's in
+        its order)."""
+        found: list[tuple[str, PendingRun]] = []
+        for item in self._scan(PENDING):
+            pending = _pending(item.value)
+            if pending is not None and pending.run_id:
+                found.append((item.key, pending))
+        for item in self._scan(INBOX):
+            for run in _inbox(item.value) or ():
+                found.append((item.key, PendingRun(run.run_id, run.agent, run.input)))
+        return found
+
+    def _scan(self, namespace: tuple[str, ...]) -> list[Any]:
         search = getattr(self.store, "search", None)
         if search is None:
             return []
-        found: list[tuple[str, PendingRun]] = []
-        offset = 0
+        found: list[Any] = []
         while True:
-            page = search(PENDING, limit=1000, offset=offset)
-            for item in page:
-                pending = _pending(item.value)
-                if pending is not None and pending.run_id:
-                    found.append((item.key, pending))
+            page = search(namespace, limit=1000, offset=len(found))
+            found.extend(page)
             if len(page) < 1000:
                 return found
-            offset += len(page)
 
     def results(self, session_id: str) -> list[dict[str, Any]]:
         """Return the kept results of a session's last runs, oldest first."""
@@ -283,7 +332,10 @@ class SessionLog:
         return self.write_all(commits, appends)[0]
 
     def write_all(
-        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+        self,
+        commits: Sequence[Commit],
+        appends: Sequence[JournalAppend],
+        accepts: Sequence[Accept] = (),
     ) -> tuple[list[bool], list[bool]]:
         """:meth:`write`, also returning per journal append whether it applied.
 
@@ -292,19 +344,43 @@ class SessionLog:
         finished it, or a newer run took its place, it is skipped (False). A commit drops the
         pending run and its journal only when the run is its own, so a run that began in the
         same flush (its first entry gathered with the commit before it) keeps its journal.
+
+        ``accepts`` add runs to inboxes; they are applied first (a run is accepted before its
+        session sends anything else about it), and always apply.
         """
         transaction = getattr(self.store, "session_transaction", None)
         if transaction is not None:  # a shared database: the compare-and-set holds across hosts
-            ids = [c.session_id for c in commits if c.record is not None or c.journal >= 0]
+            ids = [
+                c.session_id
+                for c in commits
+                if c.record is not None or c.journal >= 0 or c.inbox is not None
+            ]
             ids += [a.session_id for a in appends]
+            ids += [a.session_id for a in accepts]
             done: tuple[list[bool], list[bool]] = transaction(
-                ids, lambda: self._write(commits, appends)
+                ids, lambda: self._write(commits, appends, accepts)
             )
             return done
         if self._lock is None:
-            return self._write(commits, appends)
+            return self._write(commits, appends, accepts)
         with self._lock:
-            return self._write(commits, appends)
+            return self._write(commits, appends, accepts)
+
+    def _inboxes(
+        self, commits: Sequence[Commit], appends: Sequence[JournalAppend], accepts: Sequence[Accept]
+    ) -> dict[str, list[Any]]:
+        """The inbox (its runs' documents, as stored) of each session these writes change."""
+        ids = [a.session_id for a in accepts]
+        ids += [a.session_id for a in appends if a.accepted]
+        ids += [c.session_id for c in commits if c.inbox is not None]
+        if not ids:
+            return {}
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, list[Any]] = {}
+        for sid, doc in zip(ids, self._get_many(INBOX, ids), strict=True):
+            runs = None if doc is None else doc.get("runs")
+            out[sid] = list(runs) if isinstance(runs, list) else []
+        return out
 
     def _pending_runs(
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
@@ -324,11 +400,21 @@ class SessionLog:
         return out
 
     def _write(
-        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+        self,
+        commits: Sequence[Commit],
+        appends: Sequence[JournalAppend],
+        accepts: Sequence[Accept] = (),
     ) -> tuple[list[bool], list[bool]]:
         puts: list[tuple[tuple[str, ...], str, dict[str, Any]]] = []
         deletes: list[tuple[tuple[str, ...], str]] = []
         pending_runs = self._pending_runs(commits, appends)
+        inboxes = self._inboxes(commits, appends, accepts)
+        changed: set[str] = set()
+        for accept in accepts:
+            runs = inboxes[accept.session_id]
+            if not any(_run_id(doc) == accept.run.run_id for doc in runs):
+                runs.append(msgspec.to_builtins(accept.run))
+                changed.add(accept.session_id)
         appended: list[bool] = []
         for append in appends:
             sid, pending = append.session_id, append.pending
@@ -344,6 +430,8 @@ class SessionLog:
             if append.entry is not None:
                 puts.append((JOURNAL, _key(sid, pending.entries - 1), {"entry": append.entry}))
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
+            if append.accepted:  # it began: from now on the pending run, not an accepted one
+                _take(inboxes, changed, sid, pending.run_id)
             pending_runs[sid] = (pending.run_id, pending.entries)
             appended.append(True)
         ids = list(dict.fromkeys([c.session_id for c in commits]))
@@ -367,6 +455,8 @@ class SessionLog:
         touched: set[str] = set()
         for commit in commits:
             sid = commit.session_id
+            if commit.inbox is not None:
+                _take(inboxes, changed, sid, commit.inbox)
             state = heads[sid]
             version, base, results = state
             if commit.record is not None:
@@ -401,10 +491,15 @@ class SessionLog:
             applied.append(True)
         for sid in touched:
             version, base, results = heads[sid]
-            head: dict[str, Any] = {"version": version, "base": base, "results": results}
+            doc: dict[str, Any] = {"version": version, "base": base, "results": results}
             if sid in agents:
-                head["agent"] = agents[sid]
-            puts.append((HEADS, sid, head))
+                doc["agent"] = agents[sid]
+            puts.append((HEADS, sid, doc))
+        for sid in changed:
+            if inboxes[sid]:
+                puts.append((INBOX, sid, {"runs": inboxes[sid]}))
+            else:
+                deletes.append((INBOX, sid))
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
@@ -423,6 +518,29 @@ class SessionLog:
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
         return applied, appended
+
+
+def _run_id(doc: Any) -> Any:
+    return doc.get("run_id") if isinstance(doc, dict) else None
+
+
+def _take(inboxes: dict[str, list[Any]], changed: set[str], sid: str, run_id: str) -> None:
+    """Take run ``run_id`` out of session ``sid``'s inbox (if it is there)."""
+    runs = inboxes[sid]
+    kept = [doc for doc in runs if _run_id(doc) != run_id]
+    if len(kept) != len(runs):
+        inboxes[sid] = kept
+        changed.add(sid)
+
+
+def _inbox(doc: dict[str, Any] | None) -> list[AcceptedRun] | None:
+    """The accepted runs an inbox document holds ([] for none; None: a broken document)."""
+    if doc is None:
+        return []
+    try:
+        return msgspec.convert(doc.get("runs"), list[AcceptedRun])
+    except msgspec.ValidationError:
+        return None
 
 
 def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:

@@ -14,10 +14,11 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
+from praxo_actors.memory._log import Accept, Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
 __all__ = [
+    "AcceptRun",
     "CancelRun",
     "CommitRun",
     "Crash",
@@ -217,6 +218,12 @@ class JournalEffect(_Msg, frozen=True, tag="journal_effect"):
     append: JournalAppend
 
 
+class AcceptRun(_Msg, frozen=True, tag="accept_run"):
+    """Add a durable run accepted by ``submit`` to its session's inbox in the session log."""
+
+    accept: Accept
+
+
 class FlushCheckpoints(_Msg, frozen=True, tag="flush_checkpoints"):
     """Write the commits and journal entries the store actor has gathered, in one change."""
 
@@ -271,6 +278,7 @@ RuntimeMessage = (
     | Journaled
     | CommitRun
     | JournalEffect
+    | AcceptRun
     | FlushCheckpoints
     | LoadSessions
     | Sessions

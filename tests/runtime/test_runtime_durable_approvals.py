@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT
+from _runtime_helpers import TIMEOUT, error_code
 
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
 from praxo_actors.middleware import require_approval
@@ -33,6 +33,8 @@ class Mailer:
             if self.hold:
                 self.entered.set()
                 await asyncio.sleep(TIMEOUT * 3)  # cut off here by the stop
+            if request.messages[-1].content == "first":  # a run with nothing to approve
+                return Response(message_assistant("first done"))
             return Response(message_assistant("", [ToolCall("send", {"to": "ada"}, id="c1")]))
         return Response(message_assistant(f"result: {request.messages[-1].content}"))
 
@@ -55,7 +57,7 @@ def _cut(path: Path, where: str) -> str:
     try:
         rt.register_agent("default", mailer.agent, durable=True)
         handle = rt.session("s")
-        if where == "queued":  # before its first model call: behind another run
+        if where == "queued":  # before its first model call: queued behind another run
             mailer.hold = True
             first = handle.submit("first")
             assert mailer.entered.wait(TIMEOUT)
@@ -110,6 +112,10 @@ def test_a_restored_session_knows_its_agent(runtime: Start, tmp_path: Path) -> N
         assert done.status == "interrupted"
     again = runtime(store=path)
     again.register_agent("mailer", Mailer().agent, durable=True)
-    assert again.session("s", agent="mailer").history(timeout=TIMEOUT)  # restores it
-    assert again.inspect("s").state == "live"
+    assert again.inspect("s").state == "passivated"
     assert again.inspect("s").agent == "mailer"
+    # Restored by a run it refuses (its last run waits for approval): live, its agent known.
+    refused = again.session("s", agent="mailer").run("something else")
+    assert error_code(refused) == "SESSION_INTERRUPTED"
+    info = again.inspect("s")
+    assert info.state == "live" and info.agent == "mailer"

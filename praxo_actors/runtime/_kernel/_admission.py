@@ -43,8 +43,9 @@ class Admission:
     ) -> None:
         """Admit a run and send it to its session (activating the session if need be).
 
-        With ``journal``, a durable agent's run is written to the store before its first step
-        (:mod:`~praxo_actors.runtime._front._submit` waits for that).
+        With ``journal``, a durable agent's run is accepted into its session's inbox in the
+        store, queued behind another run or not (:mod:`~praxo_actors.runtime._front._submit`
+        waits for that).
         """
         kernel = self.kernel
         runs, table = kernel.runs, kernel.table
@@ -88,11 +89,6 @@ class Admission:
         runs.admit(future)
         if resume is not None:  # the run goes on: its future from a resume of its journal is old
             kernel.resumption.futures.pop(run_id, None)
-        if journal and len(entry.runs) > 1:
-            # Queued behind another run: it is journaled when it starts (one pending per session).
-            ack = runs.journal_acks.pop(run_id, None)
-            if ack is not None:
-                ack(0)
         if kernel.agents.is_durable(agent):
             runs.starts[run_id] = message
         if entry.ref is None:

@@ -47,6 +47,7 @@ class DurableRun:
     """The journal of the run in flight of a durable agent (owned by its session actor)."""
 
     __slots__ = (
+        "accepted",
         "agent",
         "entries",
         "first_live",
@@ -86,6 +87,7 @@ class DurableRun:
         self.skipped = 0  # events the replay dropped
         self.shift = 0  # 1 once run.resumed took a seq
         self.first_live = resumes > 0
+        self.accepted = False  # from the session's inbox: its first write takes it out
 
     @property
     def replaying(self) -> bool:
@@ -104,7 +106,8 @@ class DurableRun:
             self.session_id,
             self.key,
         )
-        return encode(JournalEffect(JournalAppend(self.session_id, pending, entry)))
+        accepted, self.accepted = self.accepted, False
+        return encode(JournalEffect(JournalAppend(self.session_id, pending, entry, accepted)))
 
     def marker(self) -> bytes:
         """The write that records this resume (the pending run with its resume count)."""

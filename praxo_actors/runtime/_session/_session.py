@@ -17,17 +17,27 @@ checkpoint is stored. A failed run leaves the session as it was.
 from __future__ import annotations
 
 import functools
+import time
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError
 from praxo_actors.actors import MNActor
 from praxo_actors.agent._effects import Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
-from praxo_actors.memory._log import Commit, PendingRun, StoredSession
+from praxo_actors.memory._log import (
+    Accept,
+    AcceptedRun,
+    Commit,
+    PendingRun,
+    StoredSession,
+    pending_signed,
+    sign_pending,
+)
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
+    AcceptRun,
     CancelRun,
     CommitRun,
     Crash,
@@ -94,7 +104,10 @@ class SessionActor(MNActor):
         self._next_token = 0
         self._deadlines: Deadlines | None = None  # None while no run has a deadline
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
-        self._resumed: set[str] | None = None  # durable runs resumed from the journal
+        # Runs restored from the store (resumed from the journal, or accepted and queued): a
+        # StartRun of theirs sent again after a crash of this session's actor is a repeat.
+        self._resumed: set[str] | None = None
+        self._inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
         self._last_agent: str | None = None  # the agent of the last run started
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -141,16 +154,10 @@ class SessionActor(MNActor):
         match decoded:
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
-                    return None  # resumed from the journal already (re-sent after a crash)
-                if self.queue is None:
-                    self.queue = []
-                self.queue.append(start)
-                if start.deadline_ns is not None:
-                    if self._deadlines is None:
-                        self._deadlines = Deadlines(self.host, self.actor_ref)
-                    self._deadlines.arm(start.run_id, start.deadline_ns)
-                if self.current is None:
-                    self._start_next()
+                    return None  # restored from the store already (re-sent after a crash)
+                if start.journal:
+                    self._accept(start)
+                self._enqueue(start)
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
@@ -197,6 +204,8 @@ class SessionActor(MNActor):
             self._last_agent = state.agent
         if state is not None and state.pending is not None:
             self._resume(state.pending, state.journal)
+        if state is not None and state.inbox:
+            self._requeue(state.inbox, state.pending)
         stash, self.stash = self.stash, None
         for message in stash or ():
             self.on_receive(message)
@@ -230,18 +239,24 @@ class SessionActor(MNActor):
 
     def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
         """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended;
-        -2: keep nothing, the run's end is committed already or the run is as it was)."""
+        -2: keep nothing, the run's end is committed already or the run is as it was).
+
+        An accepted run leaves the inbox with this commit (it never began, or began and ended).
+        """
+        inbox = run_id if self._inbox is not None and run_id in self._inbox else None
         self._ended(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
         if journal == -2:
+            if inbox is not None:
+                self._to_store(encode(CommitRun(Commit(self.session_id, inbox=inbox))))
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
         # names no run: the run is settled already, and its id may be pending again (resumed)
         # by the time the store answers, which must not settle that later run.
         document = result_document(None, error, run_id, self.session_id, host.key)
-        if document is not None or journal >= 0:
-            commit = Commit(self.session_id, result=document, journal=journal)
+        if document is not None or journal >= 0 or inbox is not None:
+            commit = Commit(self.session_id, result=document, journal=journal, inbox=inbox)
             self._to_store(encode(CommitRun(commit)))
 
     def _to_store(self, message: bytes, run_id: str | None = None) -> None:
@@ -260,6 +275,10 @@ class SessionActor(MNActor):
             self._resumed.discard(run_id)
             if not self._resumed:
                 self._resumed = None
+        if self._inbox is not None:
+            self._inbox.discard(run_id)
+            if not self._inbox:
+                self._inbox = None
 
     def _disarm(self, run_id: str) -> None:
         if self._deadlines is not None and self._deadlines.disarm(run_id):
@@ -286,11 +305,10 @@ class SessionActor(MNActor):
                 continue
             self._last_agent = start.agent
             self.current = current
-            if start.journal and current.durable is not None:
-                # Submitted: the run is in the store before its id is handed out.
-                self._journal(current, current.durable.marker(), ("start",))
-            else:
-                self._advance(current, True, None, first=True)
+            if current.durable is not None and self._inbox is not None:
+                # From the inbox: its first journal write takes it out (it is pending then).
+                current.durable.accepted = start.run_id in self._inbox
+            self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
         """Feed an outcome into the machine and answer effects until a call must be waited for."""
@@ -386,6 +404,66 @@ class SessionActor(MNActor):
         publish_delta(self.host, event)
 
     # -- durable runs ------------------------------------------------------------------------
+
+    def _enqueue(self, start: StartRun) -> None:
+        """Queue a run (arming its deadline); start it if nothing runs."""
+        if self.queue is None:
+            self.queue = []
+        self.queue.append(start)
+        if start.deadline_ns is not None:
+            if self._deadlines is None:
+                self._deadlines = Deadlines(self.host, self.actor_ref)
+            self._deadlines.arm(start.run_id, start.deadline_ns)
+        if self.current is None:
+            self._start_next()
+
+    def _accept(self, start: StartRun) -> None:
+        """Put a submitted durable run in the session's inbox in the store (one write, gathered
+        with others by the store actor); the store's answer lets ``submit`` return."""
+        host = self.host
+        if not host.router.agents.is_durable(start.agent):
+            return
+        deadline = None
+        if start.deadline_ns is not None:  # kept in wall-clock time: it means the same later
+            deadline = time.time_ns() + start.deadline_ns - host.clock.monotonic_ns()
+        run = AcceptedRun(start.run_id, start.agent, start.input, deadline)
+        run = sign_pending(run, self.session_id, host.key)
+        if self._inbox is None:
+            self._inbox = set()
+        self._inbox.add(start.run_id)
+        try:
+            self.store.tell(encode(AcceptRun(Accept(self.session_id, run))))
+        except pykka.ActorDeadError:
+            host.post(host.router.saved, [], [], [(start.run_id, "STORE_FAILED")])
+
+    def _requeue(self, inbox: list[AcceptedRun], pending: PendingRun | None) -> None:
+        """Queue again, in order, the accepted runs the store's inbox holds (after the pending
+        run, resumed already): each runs once, under its own id."""
+        host = self.host
+        now_unix, now_ns = time.time_ns(), host.clock.monotonic_ns()
+        for run in inbox:
+            run_id = run.run_id
+            if (pending is not None and run_id == pending.run_id) or (
+                self._inbox is not None and run_id in self._inbox
+            ):
+                continue
+            if self._resumed is None:
+                self._resumed = set()
+            self._resumed.add(run_id)
+            if self._inbox is None:
+                self._inbox = set()
+            self._inbox.add(run_id)
+            if self._last_agent is None:
+                self._last_agent = run.agent
+            host.post(host.router.resumed, self.session_id, run_id)
+            if not pending_signed(run, self.session_id, host.key):
+                forged = CheckpointError("CHECKPOINT_SIGNATURE", "the accepted run is not signed")
+                self._failed(run_id, forged)
+                continue
+            deadline = run.deadline_unix_ns
+            if deadline is not None:
+                deadline = now_ns + deadline - now_unix
+            self._enqueue(StartRun(run_id, run.agent, run.input, deadline))
 
     def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
         """Send a journal write; make ``move`` once the store has it (at once if no write)."""
