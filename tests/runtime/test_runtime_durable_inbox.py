@@ -191,3 +191,26 @@ def test_a_submitted_run_that_fails_before_it_begins_leaves_the_inbox(runtime: S
     (inbox,) = store.search(INBOX)
     assert [run["run_id"] for run in inbox.value["runs"]] == [first]
     store.close()
+
+
+def test_runs_a_stopped_session_cancelled_never_run_later(runtime: Start, tmp_path: Path) -> None:
+    """handle.stop() cancels the submitted runs queued in the session: they leave the inbox,
+    so a later runtime with resume=True does not run them."""
+    path = tmp_path / "s.sqlite3"
+    echo = Echo(hold="first")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        rt.register_agent("default", echo.agent, durable=True)
+        ids = _accept_behind_a_held_run(rt, echo, 2)
+        assert rt.session("s").stop(timeout=TIMEOUT)
+        for run_id in ids[1:]:
+            with pytest.raises(Exception) as info:
+                rt.session("s").result(run_id, timeout=TIMEOUT)
+            assert getattr(info.value, "code", None) == "AGENT_CANCELLED"
+    finally:
+        rt.stop()
+    again = Echo()
+    rt2 = runtime(store=path, resume=True)
+    rt2.register_agent("default", again.agent, durable=True)
+    assert rt2.session("s").run("later").get(timeout=TIMEOUT).output == "done later"
+    assert "m0" not in again.calls and "m1" not in again.calls
