@@ -92,6 +92,7 @@ def test_an_approval_cut_off_by_a_stop_resumes_under_its_own_id(
     assert waiting.run_id == run_id
     assert rt.inspect("s").agent == "default"
     resumed = handle.resume(True)
+    assert resumed.run_id == run_id  # at once: what a caller answers with is the run's id
     done = resumed.get(timeout=TIMEOUT)
     assert done.status == "completed" and done.output == 'result: "sent to ada"'
     assert done.run_id == run_id and resumed.run_id == run_id
