@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from praxo_actors.memory._base import StoreBase, decode_text
+from praxo_actors.memory._inbox import INBOX, Accept, AcceptedRun, InboxChanges, read_inbox
 
 __all__ = [
     "INBOX",
@@ -55,7 +56,6 @@ RECORDS = ("praxo", "records")
 PENDING = ("praxo", "pending")
 JOURNAL = ("praxo", "journal")
 RESULTS = ("praxo", "results")
-INBOX = ("praxo", "inbox")
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 HEAD_FIELDS = ("version", "base", "results")
@@ -80,20 +80,6 @@ class PendingRun(msgspec.Struct, frozen=True):
     entries: int = 0
     resumes: int = 0
     resume: str | None = None  # the resume value (JSON) when the run goes on from an interrupt
-    sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
-
-
-class AcceptedRun(msgspec.Struct, frozen=True):
-    """A durable run accepted and not yet begun: what is needed to run it.
-
-    ``deadline_unix_ns`` is its deadline in wall-clock nanoseconds (``time.time_ns``), the one
-    clock that means the same in the next process.
-    """
-
-    run_id: str
-    agent: str
-    input: str
-    deadline_unix_ns: int | None = None
     sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
 
 
@@ -159,13 +145,6 @@ class Commit(msgspec.Struct, frozen=True):
     journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
     agent: str = ""  # the agent of the run (kept in the head, for a restored session)
     inbox: str | None = None  # an accepted run that ended before it began: out of the inbox
-
-
-class Accept(msgspec.Struct, frozen=True):
-    """Add ``run`` at the end of a session's inbox (a durable run accepted by ``submit``)."""
-
-    session_id: str
-    run: AcceptedRun
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -237,7 +216,7 @@ class SessionLog:
         snaps = self._get_many(SNAPSHOTS, ids)
         heads = self._get_many(HEADS, ids)
         pendings = self._get_many(PENDING, ids)
-        inboxes = [_inbox(doc) for doc in self._get_many(INBOX, ids)]
+        inboxes = [read_inbox(doc) for doc in self._get_many(INBOX, ids)]
         record_keys: list[str] = []
         journal_keys: list[str] = []
         shapes: list[tuple[int, int, int, PendingRun | None, str | None]] = []
@@ -298,7 +277,7 @@ class SessionLog:
             if pending is not None and pending.run_id:
                 found.append((item.key, pending))
         for item in self._scan(INBOX):
-            for run in _inbox(item.value) or ():
+            for run in read_inbox(item.value) or ():
                 found.append((item.key, PendingRun(run.run_id, run.agent, run.input)))
         return found
 
@@ -368,19 +347,13 @@ class SessionLog:
 
     def _inboxes(
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend], accepts: Sequence[Accept]
-    ) -> dict[str, list[Any]]:
-        """The inbox (its runs' documents, as stored) of each session these writes change."""
+    ) -> InboxChanges:
+        """The inboxes of the sessions these writes change, as stored."""
         ids = [a.session_id for a in accepts]
         ids += [a.session_id for a in appends if a.accepted]
         ids += [c.session_id for c in commits if c.inbox is not None]
-        if not ids:
-            return {}
         ids = list(dict.fromkeys(ids))
-        out: dict[str, list[Any]] = {}
-        for sid, doc in zip(ids, self._get_many(INBOX, ids), strict=True):
-            runs = None if doc is None else doc.get("runs")
-            out[sid] = list(runs) if isinstance(runs, list) else []
-        return out
+        return InboxChanges(dict(zip(ids, self._get_many(INBOX, ids), strict=True)))
 
     def _pending_runs(
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
@@ -409,12 +382,8 @@ class SessionLog:
         deletes: list[tuple[tuple[str, ...], str]] = []
         pending_runs = self._pending_runs(commits, appends)
         inboxes = self._inboxes(commits, appends, accepts)
-        changed: set[str] = set()
         for accept in accepts:
-            runs = inboxes[accept.session_id]
-            if not any(_run_id(doc) == accept.run.run_id for doc in runs):
-                runs.append(msgspec.to_builtins(accept.run))
-                changed.add(accept.session_id)
+            inboxes.accept(accept)
         appended: list[bool] = []
         for append in appends:
             sid, pending = append.session_id, append.pending
@@ -431,7 +400,7 @@ class SessionLog:
                 puts.append((JOURNAL, _key(sid, pending.entries - 1), {"entry": append.entry}))
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
             if append.accepted:  # it began: from now on the pending run, not an accepted one
-                _take(inboxes, changed, sid, pending.run_id)
+                inboxes.take(sid, pending.run_id)
             pending_runs[sid] = (pending.run_id, pending.entries)
             appended.append(True)
         ids = list(dict.fromkeys([c.session_id for c in commits]))
@@ -456,7 +425,7 @@ class SessionLog:
         for commit in commits:
             sid = commit.session_id
             if commit.inbox is not None:
-                _take(inboxes, changed, sid, commit.inbox)
+                inboxes.take(sid, commit.inbox)
             state = heads[sid]
             version, base, results = state
             if commit.record is not None:
@@ -495,11 +464,10 @@ class SessionLog:
             if sid in agents:
                 doc["agent"] = agents[sid]
             puts.append((HEADS, sid, doc))
-        for sid in changed:
-            if inboxes[sid]:
-                puts.append((INBOX, sid, {"runs": inboxes[sid]}))
-            else:
-                deletes.append((INBOX, sid))
+        if inboxes.changed:
+            inbox_puts, inbox_deletes = inboxes.rows()
+            puts.extend(inbox_puts)
+            deletes.extend(inbox_deletes)
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
@@ -518,29 +486,6 @@ class SessionLog:
                 for namespace, key in deletes:
                     self.store.delete(namespace, key)
         return applied, appended
-
-
-def _run_id(doc: Any) -> Any:
-    return doc.get("run_id") if isinstance(doc, dict) else None
-
-
-def _take(inboxes: dict[str, list[Any]], changed: set[str], sid: str, run_id: str) -> None:
-    """Take run ``run_id`` out of session ``sid``'s inbox (if it is there)."""
-    runs = inboxes[sid]
-    kept = [doc for doc in runs if _run_id(doc) != run_id]
-    if len(kept) != len(runs):
-        inboxes[sid] = kept
-        changed.add(sid)
-
-
-def _inbox(doc: dict[str, Any] | None) -> list[AcceptedRun] | None:
-    """The accepted runs an inbox document holds ([] for none; None: a broken document)."""
-    if doc is None:
-        return []
-    try:
-        return msgspec.convert(doc.get("runs"), list[AcceptedRun])
-    except msgspec.ValidationError:
-        return None
 
 
 def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:
