@@ -68,7 +68,7 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
     input: str
     deadline_ns: int | None = None
     resume: str | None = None  # JSON of a resume value: go on with the interrupted run
-    journal: bool = False  # a durable run that was submitted: journal it before its first step
+    journal: bool = False  # a durable run that was submitted: accept it into the inbox first
     parent: str | None = None  # the calling session of an agent tool's child run (its events say)
 
 

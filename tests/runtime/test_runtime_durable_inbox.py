@@ -214,3 +214,39 @@ def test_runs_a_stopped_session_cancelled_never_run_later(runtime: Start, tmp_pa
     rt2.register_agent("default", again.agent, durable=True)
     assert rt2.session("s").run("later").get(timeout=TIMEOUT).output == "done later"
     assert "m0" not in again.calls and "m1" not in again.calls
+
+
+def test_a_run_submitted_behind_a_resume_is_accepted(runtime: Start) -> None:
+    """Submitted while a resume's run is being found, a run is still put in the inbox."""
+    from praxo_actors.agent import Tool
+    from praxo_actors.middleware import require_approval
+    from praxo_actors.models import ToolCall
+
+    release = threading.Event()
+
+    async def model(request: Request) -> Response:
+        if request.step == 1 and request.messages[-1].content == "mail":
+            return Response(message_assistant("", [ToolCall("send", {}, id="c1")]))
+        if request.step == 2:
+            await asyncio.to_thread(release.wait, TIMEOUT)
+        return Response(message_assistant(f"done {request.messages[-1].content}"))
+
+    def agent() -> AgentOptions:
+        send = Tool("send", "", {}, lambda _args: "sent")
+        return new_agent_options(model, tools=[send], approval=require_approval(["send"]))
+
+    store = InMemoryStore()
+    rt = runtime(store=store)
+    rt.register_agent("default", agent, durable=True)
+    handle = rt.session("s")
+    assert handle.run("mail").get(timeout=TIMEOUT).status == "interrupted"
+    resumed = handle.resume(True)
+    later = handle.submit("later")  # held behind the resume, then admitted
+    try:
+        (inbox,) = store.search(INBOX)
+        assert [run["run_id"] for run in inbox.value["runs"]] == [later]
+    finally:
+        release.set()
+    assert resumed.get(timeout=TIMEOUT).output == 'done "sent"'
+    assert handle.result(later, timeout=TIMEOUT).output == "done later"
+    store.close()

@@ -54,7 +54,7 @@ class Admission:
             runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
             return
         if kernel.finder.holds(session_id):  # behind a resume whose run is being found
-            kernel.finder.hold(future, agent, input, deadline_ns, resume)
+            kernel.finder.hold(future, agent, input, deadline_ns, resume, journal)
             return
         if run_id in runs.pending:  # a resume of a run that is not waiting for one (yet)
             kernel.resumption.pending_run(future, agent, input, deadline_ns, resume)
