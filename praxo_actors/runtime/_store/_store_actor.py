@@ -56,15 +56,8 @@ SKIPPED = -2
 """The entries a journal write reports when the log skipped it: its run is no longer pending."""
 
 # (run id, error code or None) per commit; (session id, run id, entries) per journal write;
-# (run id, error code or None) per run accepted into an inbox.
-Saved = Callable[
-    [
-        list[tuple[str | None, str | None]],
-        list[tuple[str, str, int]],
-        list[tuple[str, str | None]],
-    ],
-    None,
-]
+# and, when the write held some, (run id, error code or None) per run accepted into an inbox.
+Saved = Callable[..., None]
 
 
 class _StoreLogic:
@@ -158,10 +151,12 @@ class _StoreLogic:
         appended: list[bool] | None = None,
         accepts: list[Accept] | None = None,
     ) -> None:
-        accepted = [(a.run.run_id, error) for a in accepts or ()]
+        # Accepted runs only when there are: a flush of commits alone says what it always said.
+        accepted = [(a.run.run_id, error) for a in accepts] if accepts else None
+        more = () if accepted is None else (accepted,)
         if not appends and error is None and all(applied):
             # The common flush (runs' commits, all written): nothing to say per journal write.
-            self._on_saved([(c.run_id, None) for c in commits], [], accepted)
+            self._on_saved([(c.run_id, None) for c in commits], [], *more)
             return
         appended = [True] * len(appends) if appended is None else appended
         runs = [
@@ -179,7 +174,7 @@ class _StoreLogic:
             )
             for i, a in enumerate(appends)
         ]
-        self._on_saved(runs, journaled, accepted)
+        self._on_saved(runs, journaled, *more)
 
     def on_failure(self, *_exc_info: Any) -> None:
         """Fail the runs whose commits were gathered but not written (this actor crashed)."""
