@@ -250,3 +250,27 @@ def test_a_run_submitted_behind_a_resume_is_accepted(runtime: Start) -> None:
     assert resumed.get(timeout=TIMEOUT).output == 'done "sent"'
     assert handle.result(later, timeout=TIMEOUT).output == "done later"
     store.close()
+
+
+def test_an_accepted_run_whose_agent_is_no_longer_durable_runs_once(
+    runtime: Start, tmp_path: Path
+) -> None:
+    """Restored from the inbox under an agent registered without durable, the run runs and
+    its commit takes it out of the inbox: a later restore does not run it again."""
+    path = tmp_path / "s.sqlite3"
+    echo = Echo(hold="first")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        rt.register_agent("default", echo.agent, durable=True)
+        ids = _accept_behind_a_held_run(rt, echo, 1)
+    finally:
+        rt.stop()
+    again = Echo()
+    rt2 = runtime(store=path, resume=True)
+    rt2.register_agent("default", again.agent)  # not durable now
+    handle = rt2.session("s")
+    assert [handle.result(r, timeout=TIMEOUT).output for r in ids] == ["done first", "done m0"]
+    assert list(rt2.store.search(INBOX)) == []
+    assert handle.passivate(timeout=TIMEOUT)
+    assert handle.run("later").get(timeout=TIMEOUT).output == "done later"
+    assert again.calls == Counter({"first": 1, "m0": 1, "later": 1})

@@ -20,6 +20,7 @@ import functools
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pykka
 
 from praxo_actors._errors import AgentError, CheckpointError, PraxoError
@@ -380,6 +381,10 @@ class SessionActor(MNActor):
             self._failed(result.run_id, exc)
             self._start_next()
             return
+        if self._inbox is not None and result.run_id in self._inbox and journal <= 0:
+            # Accepted, and ended with no journal entry to take it out (its agent is no longer
+            # durable): the commit does.
+            commit = msgspec.structs.replace(commit, inbox=result.run_id)
         self.session = result.session  # commit: the run completed and its record is written
         self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to
