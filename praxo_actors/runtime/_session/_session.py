@@ -17,7 +17,6 @@ checkpoint is stored. A failed run leaves the session as it was.
 from __future__ import annotations
 
 import functools
-import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,18 +26,10 @@ from praxo_actors._errors import AgentError, CheckpointError, PraxoError
 from praxo_actors.actors import MNActor
 from praxo_actors.agent._effects import Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
-from praxo_actors.memory._log import (
-    Accept,
-    AcceptedRun,
-    Commit,
-    PendingRun,
-    StoredSession,
-    pending_signed,
-    sign_pending,
-)
+from praxo_actors.memory._inbox import AcceptedRun
+from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
-    AcceptRun,
     CancelRun,
     CommitRun,
     Crash,
@@ -55,6 +46,7 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
+from praxo_actors.runtime._session._inbox import accept_write, start_of
 from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
 from praxo_actors.runtime._session._publish import publish, publish_delta
@@ -428,16 +420,11 @@ class SessionActor(MNActor):
         host = self.host
         if not host.router.agents.is_durable(start.agent):
             return
-        deadline = None
-        if start.deadline_ns is not None:  # kept in wall-clock time: it means the same later
-            deadline = time.time_ns() + start.deadline_ns - host.clock.monotonic_ns()
-        run = AcceptedRun(start.run_id, start.agent, start.input, deadline)
-        run = sign_pending(run, self.session_id, host.key)
         if self._inbox is None:
             self._inbox = set()
         self._inbox.add(start.run_id)
         try:
-            self.store.tell(encode(AcceptRun(Accept(self.session_id, run))))
+            self.store.tell(accept_write(host, self.session_id, start))
         except pykka.ActorDeadError:
             host.post(host.router.saved, [], [], [(start.run_id, "STORE_FAILED")])
 
@@ -445,7 +432,6 @@ class SessionActor(MNActor):
         """Queue again, in order, the accepted runs the store's inbox holds (after the pending
         run, resumed already): each runs once, under its own id."""
         host = self.host
-        now_unix, now_ns = time.time_ns(), host.clock.monotonic_ns()
         for run in inbox:
             run_id = run.run_id
             if (pending is not None and run_id == pending.run_id) or (
@@ -461,14 +447,12 @@ class SessionActor(MNActor):
             if self._last_agent is None:
                 self._last_agent = run.agent
             host.post(host.router.resumed, self.session_id, run_id)
-            if not pending_signed(run, self.session_id, host.key):
+            start = start_of(host, self.session_id, run)
+            if start is None:
                 forged = CheckpointError("CHECKPOINT_SIGNATURE", "the accepted run is not signed")
                 self._failed(run_id, forged)
                 continue
-            deadline = run.deadline_unix_ns
-            if deadline is not None:
-                deadline = now_ns + deadline - now_unix
-            self._enqueue(StartRun(run_id, run.agent, run.input, deadline))
+            self._enqueue(start)
 
     def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
         """Send a journal write; make ``move`` once the store has it (at once if no write)."""
