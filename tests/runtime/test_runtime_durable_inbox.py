@@ -274,3 +274,31 @@ def test_an_accepted_run_whose_agent_is_no_longer_durable_runs_once(
     assert handle.passivate(timeout=TIMEOUT)
     assert handle.run("later").get(timeout=TIMEOUT).output == "done later"
     assert again.calls == Counter({"first": 1, "m0": 1, "later": 1})
+
+
+def test_a_forged_accepted_run_is_refused_with_a_key(runtime: Start, tmp_path: Path) -> None:
+    """With a checkpoint key, an accepted run a store writer edited fails CHECKPOINT_SIGNATURE
+    and leaves the inbox; the runs beside it run."""
+    path, key = tmp_path / "s.sqlite3", b"k" * 32
+    echo = Echo(hold="first")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=key)
+    try:
+        rt.register_agent("default", echo.agent, durable=True)
+        first, forged, kept = _accept_behind_a_held_run(rt, echo, 2)
+    finally:
+        rt.stop()
+    with SQLiteStore(path) as store:
+        (inbox,) = store.search(INBOX)
+        runs = inbox.value["runs"]
+        runs[1]["input"] = "rm -rf /"
+        store.put(INBOX, "s", {"runs": runs})
+    again = Echo()
+    rt2 = runtime(store=path, resume=True, checkpoint_key=key)
+    rt2.register_agent("default", again.agent, durable=True)
+    handle = rt2.session("s")
+    with pytest.raises(Exception) as info:
+        handle.result(forged, timeout=TIMEOUT)
+    assert getattr(info.value, "code", None) == "CHECKPOINT_SIGNATURE"
+    assert handle.result(kept, timeout=TIMEOUT).output == "done m1"
+    assert handle.result(first, timeout=TIMEOUT).output == "done first"
+    assert "rm -rf /" not in again.calls and list(rt2.store.search(INBOX)) == []
