@@ -2,8 +2,9 @@
 
 Per session id ``s``, in the store's documents (namespace / key → value):
 
-- ``praxo/heads / s`` → ``{"version": v, "base": b, "results": n}``: the log's position. ``v``
-  counts the committed runs; absent, the session is at its snapshot's version.
+- ``praxo/heads / s`` → ``{"version": v, "base": b, "results": n, "agent": a}``: the log's
+  position. ``v`` counts the committed runs; absent, the session is at its snapshot's version.
+  ``a`` names the agent of the last run committed (absent before one names it).
 - ``praxo/sessions / s`` → ``{"checkpoint": <snapshot>, "version": b}``: the session as of
   version ``b`` (a 0.1 checkpoint document, with no ``version``, is a snapshot at 0).
 - ``praxo/records / s#k`` → ``{"record": <record>}`` for ``b < k <= v``: the messages run ``k``
@@ -11,6 +12,9 @@ Per session id ``s``, in the store's documents (namespace / key → value):
   session holds; a compaction writes a new snapshot and drops the records it covers.
 - ``praxo/pending / s`` → the durable run in progress and ``praxo/journal / s#i`` its completed
   effects, dropped by the commit that ends the run.
+- ``praxo/inbox / s`` → ``{"runs": [...]}``: the session's *inbox*, the durable runs accepted
+  (``submit``) and not yet begun, in order. An accepted run is added by one write; its first
+  journal entry (which makes it the pending run) or the commit that ends it takes it out.
 - ``praxo/results / s#j`` → the last 100 runs' results, slot ``j = n mod 100``.
 
 Every change of one session — record, head, journal drop, result — is one :meth:`Store.apply`
@@ -23,16 +27,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from praxo_actors.memory._base import StoreBase, decode_text
+from praxo_actors.memory._inbox import INBOX, Accept, AcceptedRun, InboxChanges, read_inbox
 
 __all__ = [
+    "INBOX",
     "MAX_ENTRIES",
     "MAX_RECORDS",
     "RESULTS_KEPT",
+    "Accept",
+    "AcceptedRun",
     "Commit",
     "JournalAppend",
     "PendingRun",
@@ -75,22 +83,28 @@ class PendingRun(msgspec.Struct, frozen=True):
     sig: str | None = None  # with a checkpoint key: signed over the session id and the rest
 
 
-def _pending_body(pending: PendingRun, session_id: str) -> bytes:
+Signed = TypeVar("Signed", PendingRun, AcceptedRun)
+
+
+def _pending_body(pending: PendingRun | AcceptedRun, session_id: str) -> bytes:
     fields = msgspec.structs.asdict(pending)
     fields.pop("sig")
-    return _ENCODER.encode(["praxo.pending", session_id, fields])
+    tag = "praxo.pending" if type(pending) is PendingRun else "praxo.accepted"
+    return _ENCODER.encode([tag, session_id, fields])
 
 
-def sign_pending(pending: PendingRun, session_id: str, key: bytes | None) -> PendingRun:
-    """Return ``pending`` signed for ``session_id`` (unchanged without a key)."""
+def sign_pending(pending: Signed, session_id: str, key: bytes | None) -> Signed:
+    """Return ``pending`` (or an accepted run) signed for ``session_id`` (unchanged without a
+    key)."""
     if key is None:
         return pending
     sig = hmac.new(key, _pending_body(pending, session_id), hashlib.sha256).hexdigest()
     return msgspec.structs.replace(pending, sig=sig)
 
 
-def pending_signed(pending: PendingRun, session_id: str, key: bytes | None) -> bool:
-    """Whether ``pending`` carries a valid signature for ``session_id`` (True without a key)."""
+def pending_signed(pending: PendingRun | AcceptedRun, session_id: str, key: bytes | None) -> bool:
+    """Whether ``pending`` (or an accepted run) carries a valid signature for ``session_id``
+    (True without a key)."""
     if key is None:
         return True
     if not isinstance(pending.sig, str):
@@ -110,6 +124,8 @@ class StoredSession(msgspec.Struct, frozen=True):
     pending: PendingRun | None = None
     journal: list[str] = []
     fault: str | None = None  # why the stored shape cannot be a real log (nothing was read)
+    agent: str | None = None  # the agent of the last run committed
+    inbox: list[AcceptedRun] = []  # accepted runs not yet begun, in order
 
 
 class Commit(msgspec.Struct, frozen=True):
@@ -127,6 +143,8 @@ class Commit(msgspec.Struct, frozen=True):
     snapshot: str | None = None
     result: str | None = None
     journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
+    agent: str = ""  # the agent of the run (kept in the head, for a restored session)
+    inbox: str | None = None  # an accepted run that ended before it began: out of the inbox
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -135,6 +153,7 @@ class JournalAppend(msgspec.Struct, frozen=True):
     session_id: str
     pending: PendingRun
     entry: str | None = None
+    accepted: bool = False  # the run's first write, of a run from the inbox: it leaves the inbox
 
 
 def _key(session_id: str, n: int) -> str:
@@ -197,6 +216,7 @@ class SessionLog:
         snaps = self._get_many(SNAPSHOTS, ids)
         heads = self._get_many(HEADS, ids)
         pendings = self._get_many(PENDING, ids)
+        inboxes = [read_inbox(doc) for doc in self._get_many(INBOX, ids)]
         record_keys: list[str] = []
         journal_keys: list[str] = []
         shapes: list[tuple[int, int, int, PendingRun | None, str | None]] = []
@@ -215,7 +235,7 @@ class SessionLog:
         records = iter(self._get_many(RECORDS, record_keys))
         journal = iter(self._get_many(JOURNAL, journal_keys))
         out: list[StoredSession | None] = []
-        for snap, head, shape in zip(snaps, heads, shapes, strict=True):
+        for snap, head, shape, inbox in zip(snaps, heads, shapes, inboxes, strict=True):
             base, version, results, pending, fault = shape
             recs, entries = [], []
             if fault is None:
@@ -223,7 +243,9 @@ class SessionLog:
                 entries = [
                     _text(next(journal), "entry") for _ in range(pending.entries if pending else 0)
                 ]
-            if snap is None and head is None and pending is None:
+            if inbox is None:
+                fault, inbox = fault or "the inbox is broken", []
+            if snap is None and head is None and pending is None and not inbox and not fault:
                 out.append(None)
                 continue
             document = snap.get("checkpoint") if snap is not None else None
@@ -239,26 +261,36 @@ class SessionLog:
                     pending=pending,
                     journal=entries,
                     fault=fault,
+                    agent=_agent(head),
+                    inbox=inbox,
                 )
             )
         return out
 
     def pending(self) -> list[tuple[str, PendingRun]]:
-        """Return every session with a durable run in progress, and that run, in id order."""
+        """Return every session with a durable run in progress or accepted, and those runs:
+        the runs in progress in session id order, then the accepted ones (each session's in
+        its order)."""
+        found: list[tuple[str, PendingRun]] = []
+        for item in self._scan(PENDING):
+            pending = _pending(item.value)
+            if pending is not None and pending.run_id:
+                found.append((item.key, pending))
+        for item in self._scan(INBOX):
+            for run in read_inbox(item.value) or ():
+                found.append((item.key, PendingRun(run.run_id, run.agent, run.input)))
+        return found
+
+    def _scan(self, namespace: tuple[str, ...]) -> list[Any]:
         search = getattr(self.store, "search", None)
         if search is None:
             return []
-        found: list[tuple[str, PendingRun]] = []
-        offset = 0
+        found: list[Any] = []
         while True:
-            page = search(PENDING, limit=1000, offset=offset)
-            for item in page:
-                pending = _pending(item.value)
-                if pending is not None and pending.run_id:
-                    found.append((item.key, pending))
+            page = search(namespace, limit=1000, offset=len(found))
+            found.extend(page)
             if len(page) < 1000:
                 return found
-            offset += len(page)
 
     def results(self, session_id: str) -> list[dict[str, Any]]:
         """Return the kept results of a session's last runs, oldest first."""
@@ -279,7 +311,10 @@ class SessionLog:
         return self.write_all(commits, appends)[0]
 
     def write_all(
-        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+        self,
+        commits: Sequence[Commit],
+        appends: Sequence[JournalAppend],
+        accepts: Sequence[Accept] = (),
     ) -> tuple[list[bool], list[bool]]:
         """:meth:`write`, also returning per journal append whether it applied.
 
@@ -288,19 +323,37 @@ class SessionLog:
         finished it, or a newer run took its place, it is skipped (False). A commit drops the
         pending run and its journal only when the run is its own, so a run that began in the
         same flush (its first entry gathered with the commit before it) keeps its journal.
+
+        ``accepts`` add runs to inboxes; they are applied first (a run is accepted before its
+        session sends anything else about it), and always apply.
         """
         transaction = getattr(self.store, "session_transaction", None)
         if transaction is not None:  # a shared database: the compare-and-set holds across hosts
-            ids = [c.session_id for c in commits if c.record is not None or c.journal >= 0]
+            ids = [
+                c.session_id
+                for c in commits
+                if c.record is not None or c.journal >= 0 or c.inbox is not None
+            ]
             ids += [a.session_id for a in appends]
+            ids += [a.session_id for a in accepts]
             done: tuple[list[bool], list[bool]] = transaction(
-                ids, lambda: self._write(commits, appends)
+                ids, lambda: self._write(commits, appends, accepts)
             )
             return done
         if self._lock is None:
-            return self._write(commits, appends)
+            return self._write(commits, appends, accepts)
         with self._lock:
-            return self._write(commits, appends)
+            return self._write(commits, appends, accepts)
+
+    def _inboxes(
+        self, commits: Sequence[Commit], appends: Sequence[JournalAppend], accepts: Sequence[Accept]
+    ) -> InboxChanges:
+        """The inboxes of the sessions these writes change, as stored."""
+        ids = [a.session_id for a in accepts]
+        ids += [a.session_id for a in appends if a.accepted]
+        ids += [c.session_id for c in commits if c.inbox is not None]
+        ids = list(dict.fromkeys(ids))
+        return InboxChanges(dict(zip(ids, self._get_many(INBOX, ids), strict=True)))
 
     def _pending_runs(
         self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
@@ -320,11 +373,17 @@ class SessionLog:
         return out
 
     def _write(
-        self, commits: Sequence[Commit], appends: Sequence[JournalAppend]
+        self,
+        commits: Sequence[Commit],
+        appends: Sequence[JournalAppend],
+        accepts: Sequence[Accept] = (),
     ) -> tuple[list[bool], list[bool]]:
         puts: list[tuple[tuple[str, ...], str, dict[str, Any]]] = []
         deletes: list[tuple[tuple[str, ...], str]] = []
         pending_runs = self._pending_runs(commits, appends)
+        inboxes = self._inboxes(commits, appends, accepts)
+        for accept in accepts:
+            inboxes.accept(accept)
         appended: list[bool] = []
         for append in appends:
             sid, pending = append.session_id, append.pending
@@ -340,10 +399,13 @@ class SessionLog:
             if append.entry is not None:
                 puts.append((JOURNAL, _key(sid, pending.entries - 1), {"entry": append.entry}))
             puts.append((PENDING, sid, msgspec.to_builtins(pending)))
+            if append.accepted:  # it began: from now on the pending run, not an accepted one
+                inboxes.take(sid, pending.run_id)
             pending_runs[sid] = (pending.run_id, pending.entries)
             appended.append(True)
         ids = list(dict.fromkeys([c.session_id for c in commits]))
         heads: dict[str, list[int]] = {}
+        agents: dict[str, str] = {}
         if ids:
             headless: list[str] = []
             for sid, head in zip(ids, self._get_many(HEADS, ids), strict=True):
@@ -351,6 +413,9 @@ class SessionLog:
                     headless.append(sid)  # new, or written by 0.1: at its snapshot's version
                 else:
                     heads[sid] = [_int(head, name) for name in HEAD_FIELDS]
+                    agent = _agent(head)
+                    if agent:
+                        agents[sid] = agent
             if headless:
                 for sid, snap in zip(headless, self._get_many(SNAPSHOTS, headless), strict=True):
                     base = _int(snap, "version") if snap is not None else 0
@@ -359,6 +424,8 @@ class SessionLog:
         touched: set[str] = set()
         for commit in commits:
             sid = commit.session_id
+            if commit.inbox is not None:
+                inboxes.take(sid, commit.inbox)
             state = heads[sid]
             version, base, results = state
             if commit.record is not None:
@@ -387,11 +454,20 @@ class SessionLog:
                     kept = now[1]
                 deletes.extend((JOURNAL, _key(sid, i)) for i in range(kept, commit.journal))
             heads[sid] = [version, base, results]
+            if commit.agent:
+                agents[sid] = commit.agent
             touched.add(sid)
             applied.append(True)
         for sid in touched:
             version, base, results = heads[sid]
-            puts.append((HEADS, sid, {"version": version, "base": base, "results": results}))
+            doc: dict[str, Any] = {"version": version, "base": base, "results": results}
+            if sid in agents:
+                doc["agent"] = agents[sid]
+            puts.append((HEADS, sid, doc))
+        if inboxes.changed:
+            inbox_puts, inbox_deletes = inboxes.rows()
+            puts.extend(inbox_puts)
+            deletes.extend(inbox_deletes)
         if puts or deletes:
             store = self.store
             apply = getattr(store, "apply", None)
@@ -415,9 +491,12 @@ class SessionLog:
 def _text_of(namespace: tuple[str, ...], value: dict[str, Any]) -> str:
     """Return the canonical JSON text of one of the log's documents."""
     if namespace is HEADS:
-        # Three ints, keys in sorted order: the text the encoder would write, without its walk.
+        # Three ints (and a name), keys in sorted order: the text the encoder would write,
+        # without its walk.
         base, results, version = value["base"], value["results"], value["version"]
-        return f'{{"base":{base},"results":{results},"version":{version}}}'
+        agent = value.get("agent")
+        named = "" if agent is None else f'"agent":{_ENCODER.encode(agent).decode()},'
+        return f'{{{named}"base":{base},"results":{results},"version":{version}}}'
     if len(value) == 1:
         # {"record": r}, {"result": r}, {"entry": e}: the text is JSON already; only the
         # string's own encoding is needed, not a walk of a dict (a third of the encode's cost).
@@ -436,6 +515,11 @@ def _fault(base: int, version: int, pending: PendingRun | None) -> str | None:
     if pending is not None and pending.entries > MAX_ENTRIES:
         return f"the pending run claims {pending.entries} journal entries"
     return None
+
+
+def _agent(head: dict[str, Any] | None) -> str | None:
+    agent = None if head is None else head.get("agent")
+    return agent if isinstance(agent, str) and agent else None
 
 
 def _head_ok(head: dict[str, Any] | None) -> bool:

@@ -14,10 +14,11 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
-from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
+from praxo_actors.memory._log import Accept, Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
 __all__ = [
+    "AcceptRun",
     "CancelRun",
     "CommitRun",
     "Crash",
@@ -68,7 +69,7 @@ class StartRun(_Msg, frozen=True, tag="start_run"):
     input: str
     deadline_ns: int | None = None
     resume: str | None = None  # JSON of a resume value: go on with the interrupted run
-    journal: bool = False  # a durable run that was submitted: journal it before its first step
+    journal: bool = False  # a durable run that was submitted: accept it into the inbox first
     parent: str | None = None  # the calling session of an agent tool's child run (its events say)
     # Every session of an agent tool's call chain that waits for this run, outermost first
     # (``parent`` last): a call back into one of them would wait on itself (AGENT_CYCLE).
@@ -229,6 +230,12 @@ class JournalEffect(_Msg, frozen=True, tag="journal_effect"):
     append: JournalAppend
 
 
+class AcceptRun(_Msg, frozen=True, tag="accept_run"):
+    """Add a durable run accepted by ``submit`` to its session's inbox in the session log."""
+
+    accept: Accept
+
+
 class FlushCheckpoints(_Msg, frozen=True, tag="flush_checkpoints"):
     """Write the commits and journal entries the store actor has gathered, in one change."""
 
@@ -284,6 +291,7 @@ RuntimeMessage = (
     | Journaled
     | CommitRun
     | JournalEffect
+    | AcceptRun
     | FlushCheckpoints
     | LoadSessions
     | Sessions

@@ -36,7 +36,7 @@ def test_a_commit_writes_canonical_json_that_the_public_api_reads_back(store: St
     result = encode_json({"output": tricky, "run_id": "r1"})
     log = SessionLog(store)
     pending = PendingRun("r2", "default", tricky, entries=1)
-    commit = Commit("s", 0, "r1", record, result=result)
+    commit = Commit("s", 0, "r1", record, result=result, agent=tricky)
     assert log.write([commit], [JournalAppend("s", pending, tricky)]) == [True]
     for name in NAMESPACES:
         items = store.search(("praxo", name))
@@ -47,7 +47,8 @@ def test_a_commit_writes_canonical_json_that_the_public_api_reads_back(store: St
             assert text == encode_json(item.value)
     assert store.get(("praxo", "records"), "s#1").value == {"record": record}  # type: ignore[union-attr]
     assert store.get(("praxo", "results"), "s#0").value == {"result": result}  # type: ignore[union-attr]
-    assert store.get(("praxo", "heads"), "s").value == {"version": 1, "base": 0, "results": 1}  # type: ignore[union-attr]
+    head = {"version": 1, "base": 0, "results": 1, "agent": tricky}
+    assert store.get(("praxo", "heads"), "s").value == head  # type: ignore[union-attr]
     [state] = log.load(["s"])
     assert state is not None and state.records == [record] and state.journal == [tricky]
 

@@ -15,6 +15,7 @@ from _runtime_helpers import TIMEOUT, contents, echo_agent, wait_until
 from praxo_actors import PraxoError
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent import ToolError
+from praxo_actors.memory._inbox import Accept, AcceptedRun
 from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import (
     Event,
@@ -25,6 +26,7 @@ from praxo_actors.models import (
 )
 from praxo_actors.runtime import Runtime
 from praxo_actors.runtime._protocol import (
+    AcceptRun,
     CancelRun,
     CommitRun,
     Crash,
@@ -81,6 +83,7 @@ SAMPLES = [
     Publish([Event("run.started", "run-1", "s1", 0, 42, {"input": "hi"})]),
     CommitRun(Commit("s1", expected=3, run_id="run-1", record="{}", result="{}")),
     JournalEffect(JournalAppend("s1", PendingRun("run-1", "default", "hi", entries=1), "{}")),
+    AcceptRun(Accept("s1", AcceptedRun("run-2", "default", "hi", 1))),
     FlushCheckpoints(),
     LoadSessions(["s1", "s2"]),
     Sessions([StoredSession(None, 0, [], 0, pending=PendingRun("r", "a", "x")), None]),

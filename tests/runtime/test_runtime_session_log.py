@@ -40,7 +40,8 @@ def test_a_commit_writes_the_runs_messages_not_the_history(runtime: Start) -> No
     assert len(records) == 5
     assert all(r.value["record"].count('"type":"message"') == 2 for r in records)
     assert _rows(store, SNAPSHOTS, "s") == []  # small records: no snapshot yet
-    assert store.get(HEADS, "s").value == {"version": 5, "base": 0, "results": 5}
+    head = {"version": 5, "base": 0, "results": 5, "agent": "default"}
+    assert store.get(HEADS, "s").value == head
     assert contents(read_session(store, "s").messages) == [f"m{i // 2}" for i in range(10)]
     store.close()
 

@@ -19,7 +19,8 @@ from praxo_actors.runtime._front._inputs import (
     deadline_in_ns,
     resume_document,
 )
-from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._inspect import interrupted_run
+from praxo_actors.runtime._front._on_loop import acall, on_loop, run_on_loop
 from praxo_actors.runtime._front._results import run_result
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import fail
@@ -111,9 +112,10 @@ class SessionHandle:
         runtime's loop finds the interrupted run when the resume arrives, and runs given to the
         session after this call wait behind it. For a tool's ``Interrupt``, ``value`` (JSON)
         becomes that call's result; for an approval, ``True``, ``False`` or
-        ``{"approved": True, "arguments": {...}}``. The future is the same run's: its
-        ``run_id`` becomes the interrupted run's once the loop has found it (before the future
-        settles), and its result's ``run_id`` is that run's. It fails with
+        ``{"approved": True, "arguments": {...}}``. The future is the same run's: called off the
+        runtime's loop, ``resume`` finds the interrupted run first, so the future's ``run_id``
+        is that run's from the start (on the loop it becomes that run's once the loop has found
+        it, before the future settles); its result's ``run_id`` is that run's. It fails with
         ``SESSION_NOT_INTERRUPTED`` when no run is pending, ``AGENT_INVALID_RESUME`` for a
         value the run cannot take (the run stays interrupted: resume it again with a value it
         takes), ``RUNTIME_TIMEOUT`` when the interrupted run is not found within ``timeout``.
@@ -135,9 +137,22 @@ class SessionHandle:
         kernel = self._kernel
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
         check_timeout(timeout, none=True, zero=False)
-        future = RunFuture(new_run_id(), self.id, kernel.request_cancel)
+        run_id = self._interrupted(timeout) or new_run_id()
+        future = RunFuture(run_id, self.id, kernel.request_cancel)
         resume = kernel.resume
         return self._post(future, resume, future, self.agent, deadline_ns, document, timeout)
+
+    def _interrupted(self, timeout: float | None) -> str | None:
+        """The id of the session's interrupted run, found on the loop (None on the loop itself,
+        or when it is not found: the resume then finds it, or says why not, on its future)."""
+        kernel = self._kernel
+        if on_loop(kernel.host):
+            return None
+        bound = kernel.timeout if timeout is None else timeout
+        try:
+            return run_on_loop(kernel.host, lambda: interrupted_run(kernel, self.id), bound)
+        except Exception:
+            return None
 
     async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
         """:meth:`resume`, awaited: its result (safe on the runtime's own loop).

@@ -36,7 +36,7 @@ class SessionInfo(msgspec.Struct, frozen=True):
 
     ``state``: ``live`` (an actor hosts it), ``activating`` (its actor is starting or restoring),
     ``passivated`` (only in the store) or ``unknown`` (nothing stored). ``agent`` is the agent of
-    its current or last run in this process (None when it has not run here). ``messages``
+    its current or last run (kept in the store: None only when it has never run one). ``messages``
     counts its committed messages. ``last_active_s`` is the seconds since it last ran or was
     routed to (None unless live or activating).
     """
@@ -79,7 +79,7 @@ async def _stored(kernel: Kernel, ids: list[str]) -> list[Found]:
         info = SessionInfo(
             sid,
             "passivated",
-            agent=None if pending is None else pending.agent,
+            agent=state.agent if pending is None else pending.agent,
             queued_runs=0,
             running_run_id=None if pending is None else pending.run_id,
             messages=messages,

@@ -11,6 +11,7 @@ import pykka
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNFuture, check_not_blocking
 from praxo_actors.core._schema_types import type_converter
+from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult, Session
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._waits import check_timeout
@@ -52,7 +53,7 @@ def run_result(
             return kept
         reply = decode(_ask(kernel, encode(LoadSessions([handle.id])), io))
         state = reply.states[0] if isinstance(reply, Sessions) else None
-        if state is not None and state.pending is not None and state.pending.run_id == run_id:
+        if state is not None and _waiting(state, run_id):
             found: MNFuture[RunFuture | None] = MNFuture()
             if not kernel.post(kernel.watch, handle.id, run_id, found.set):
                 raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
@@ -69,6 +70,13 @@ def run_result(
             "RUNTIME_UNKNOWN_RUN", f"session {handle.id!r} has no run {run_id!r} in its last 100"
         )
     return kept
+
+
+def _waiting(state: StoredSession, run_id: str) -> bool:
+    """Whether the store holds ``run_id`` to be run by its session: in progress, or accepted."""
+    if state.pending is not None and state.pending.run_id == run_id:
+        return True
+    return any(run.run_id == run_id for run in state.inbox)
 
 
 def check_result_args(run_id: object, timeout: object) -> None:

@@ -1,11 +1,9 @@
 """``handle.submit(input)``: accept a run, hand out its id, and let the caller poll for it.
 
 A run of a plain agent is admitted and its id returned at once. A durable agent's run is
-written to the store (its pending record, before its first step) before the id is returned,
-so a process that dies after ``submit`` returns resumes that run on restart, and
-``handle.result(run_id)`` finds it. A run queued behind another run of its session is
-journaled when it starts (the session holds one pending run at a time): until then a crash of
-its session sends it again, but the death of the process loses it.
+accepted into its session's inbox in the store before the id is returned, whether it starts at
+once or waits behind a running run of its session: after a stop or the death of the process,
+the next ``resume=True`` runtime runs it once, in order, and ``handle.result(run_id)`` finds it.
 """
 
 from __future__ import annotations

@@ -44,8 +44,9 @@ class Admission:
     ) -> None:
         """Admit a run and send it to its session (activating the session if need be).
 
-        With ``journal``, a durable agent's run is written to the store before its first step
-        (:mod:`~praxo_actors.runtime._front._submit` waits for that).
+        With ``journal``, a durable agent's run is accepted into its session's inbox in the
+        store, queued behind another run or not (:mod:`~praxo_actors.runtime._front._submit`
+        waits for that).
         """
         kernel = self.kernel
         runs, table = kernel.runs, kernel.table
@@ -54,7 +55,7 @@ class Admission:
             runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
             return
         if kernel.finder.holds(session_id):  # behind a resume whose run is being found
-            kernel.finder.hold(future, agent, input, deadline_ns, resume)
+            kernel.finder.hold(future, agent, input, deadline_ns, resume, journal)
             return
         if run_id in runs.pending:  # a resume of a run that is not waiting for one (yet)
             kernel.resumption.pending_run(future, agent, input, deadline_ns, resume)
@@ -87,11 +88,8 @@ class Admission:
             return
         entry.add_run(run_id, future)
         runs.admit(future)
-        if journal and len(entry.runs) > 1:
-            # Queued behind another run: it is journaled when it starts (one pending per session).
-            ack = runs.journal_acks.pop(run_id, None)
-            if ack is not None:
-                ack(0)
+        if resume is not None:  # the run goes on: its future from a resume of its journal is old
+            kernel.resumption.futures.pop(run_id, None)
         if kernel.agents.is_durable(agent):
             runs.starts[run_id] = message
         if entry.ref is None:

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["ResumeFinder"]
 
 # A run or resume held while its session's lookup runs: (future, agent, input, deadline,
-# resume, whether it is a resume whose run is to be found).
-Held = tuple[RunFuture, str, str, int | None, str | None, bool]
+# resume, whether it is a resume whose run is to be found, whether it is a submitted durable
+# run to accept into its session's inbox).
+Held = tuple[RunFuture, str, str, int | None, str | None, bool, bool]
 
 _ALIASES_KEPT = 1000  # a future's first id, for a cancel that read it before the lookup ended
 
@@ -45,10 +46,17 @@ class ResumeFinder:
         return bool(self.held) and session_id in self.held
 
     def hold(
-        self, future: RunFuture, agent: str, input: str, deadline_ns: int | None, resume: str | None
+        self,
+        future: RunFuture,
+        agent: str,
+        input: str,
+        deadline_ns: int | None,
+        resume: str | None,
+        journal: bool = False,
     ) -> None:
         """Hold a run of a session whose lookup runs, to admit it after the lookup."""
-        self.held[future.session_id].append((future, agent, input, deadline_ns, resume, False))
+        item = (future, agent, input, deadline_ns, resume, False, journal)
+        self.held[future.session_id].append(item)
 
     def find(
         self,
@@ -60,7 +68,7 @@ class ResumeFinder:
     ) -> None:
         """Look up the run ``future`` resumes, then admit it (behind what its session holds)."""
         session_id = future.session_id
-        item: Held = (future, agent, "", deadline_ns, resume, True)
+        item: Held = (future, agent, "", deadline_ns, resume, True, False)
         if session_id in self.held:
             self.held[session_id].append(item)
             return
@@ -112,12 +120,12 @@ class ResumeFinder:
         items = self.held.pop(session_id, None)
         kernel = self.kernel
         same = True  # resumes before any other run resume the run just found
-        for future, agent, input, deadline_ns, resume, find in items or ():
+        for future, agent, input, deadline_ns, resume, find, journal in items or ():
             if future.done():
                 continue  # cancelled meanwhile
             if not find:
                 same = False
-                kernel.submit(future, agent, input, deadline_ns, resume)
+                kernel.submit(future, agent, input, deadline_ns, resume, journal)
             elif not same:
                 assert resume is not None
                 self.find(future, agent, deadline_ns, resume, None)

@@ -226,8 +226,8 @@ class Kernel:
         self.runs.refuse(future, error)
 
     def expect_journal(self, run_id: str, stored: Callable[[], None]) -> None:
-        """Call ``stored()`` when the run's first journal write is acknowledged (at once for a
-        run that waits behind another of its session)."""
+        """Call ``stored()`` when the store holds the submitted durable run in its session's
+        inbox (or the run has ended)."""
         self.runs.journal_acks[run_id] = lambda _entries: stored()
 
     def forget_journal(self, run_id: str) -> None:
@@ -288,10 +288,13 @@ class Kernel:
         self.settlement.completed(run_id, result)
 
     def saved(
-        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+        self,
+        runs: list[tuple[str | None, str | None]],
+        journaled: list[tuple[str, str, int]],
+        accepted: list[tuple[str, str | None]] | None = None,
     ) -> None:
         """Settle the runs a write of the store settled (see :class:`Settlement`)."""
-        self.settlement.saved(runs, journaled)
+        self.settlement.saved(runs, journaled, accepted)
 
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""

@@ -10,10 +10,11 @@ import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.memory._log import StoredSession
+from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.runtime._kernel._runs import own
 from praxo_actors.runtime._kernel._table import Entry
-from praxo_actors.runtime._protocol import Restore, StopRuns, encode
+from praxo_actors.runtime._protocol import CommitRun, Restore, StopRuns, encode
+from praxo_actors.runtime._session._restore import result_document
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._kernel import Kernel
@@ -95,6 +96,20 @@ class Lifecycle:
                 with contextlib.suppress(pykka.ActorDeadError):
                     entry.ref.tell(message)
 
+    def _drop_accepted(self, session_id: str, run_ids: list[str], code: str) -> None:
+        """Take runs that ended out of their session's inbox in the store (if they are there),
+        keeping their outcome for ``handle.result``."""
+        kernel = self.kernel
+        ref = kernel.store_ref
+        if ref is None:
+            return
+        for run_id in run_ids:
+            error = AgentError(code, "the session stopped", run_id)
+            kept = result_document(None, error, run_id, session_id, kernel.host.key)
+            commit = Commit(session_id, result=kept, inbox=run_id)
+            with contextlib.suppress(pykka.ActorDeadError):
+                ref.tell(encode(CommitRun(commit)))
+
     def session_down(
         self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool, version: int = 0
     ) -> None:
@@ -132,8 +147,13 @@ class Lifecycle:
             logger.warning(
                 "session_crashed", session_id=session_id, runs_failed=len(left), resumed=len(again)
             )
+        durable = [run_id for run_id in left if run_id in starts]
         for run_id in left:
             kernel.failed(run_id, AgentError(code, "the session stopped", run_id))
+        if durable and code in ("AGENT_CANCELLED", "SESSION_CRASHED"):
+            # Ended for good: a durable run accepted and not begun must not run later. (After
+            # a stop of the runtime it stays accepted; after a reload another writer has it.)
+            self._drop_accepted(session_id, durable, code)
         if again:
             new = table.add(session_id)
             backlog: list[tuple[str, bytes]] = []

@@ -1,5 +1,6 @@
 """Resume the durable runs a previous process left in the store (``resume=True``,
-``runtime.resume_pending()``): restoring a session resumes its journaled run."""
+``runtime.resume_pending()``): restoring a session resumes its journaled run, then runs the
+runs its inbox holds (accepted by ``submit``, not begun), in order."""
 
 from __future__ import annotations
 
@@ -65,8 +66,11 @@ class Resumer:
         if not isinstance(decoded, Pending):
             raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
         plan: dict[str, list[str]] = {}
+        seen: set[str] = set()  # a session with runs in progress and accepted: woken once
         for session_id, run in zip(decoded.sessions, decoded.runs, strict=True):
-            plan.setdefault(run.agent, []).append(session_id)
+            if session_id not in seen:
+                seen.add(session_id)
+                plan.setdefault(run.agent, []).append(session_id)
         return plan
 
     def plan(self) -> None:

@@ -71,13 +71,19 @@ class Settlement:
         runs.results[run_id] = result
 
     def saved(
-        self, runs: list[tuple[str | None, str | None]], journaled: list[tuple[str, str, int]]
+        self,
+        runs: list[tuple[str | None, str | None]],
+        journaled: list[tuple[str, str, int]],
+        accepted: list[tuple[str, str | None]] | None = None,
     ) -> None:
         """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
 
         A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
         (another writer): the session reloads from the store, and its runs still pending fail
         with that code too (they were built on the stale state).
+
+        A run ``accepted`` into its session's inbox lets its ``submit`` return; one the store
+        failed to accept fails ``STORE_FAILED`` (and is cancelled in its session).
         """
         kernel = self.kernel
         for run_id, error in runs:
@@ -99,6 +105,13 @@ class Settlement:
             if future is not None:
                 future.set(result)
         acks = kernel.runs.journal_acks
+        for run_id, code in accepted or ():
+            ack = acks.pop(run_id, None)
+            if code is not None and run_id in kernel.runs.pending:
+                kernel.cancel(run_id, True)
+                self.failed(run_id, PraxoError(code, "the run was not accepted by the store"))
+            if ack is not None:
+                ack(0 if code is None else -1)
         for session_id, run_id, entries in journaled:
             if acks:
                 ack = acks.pop(run_id, None)

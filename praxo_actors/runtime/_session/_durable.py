@@ -26,7 +26,7 @@ MAX_RESUMES = 3
 class DurableRun(Replay):
     """The journal of the run in flight of a durable agent (owned by its session actor)."""
 
-    __slots__ = ("agent", "input", "resume")
+    __slots__ = ("accepted", "agent", "input", "resume")
 
     def __init__(
         self,
@@ -43,6 +43,7 @@ class DurableRun(Replay):
         self.resume = resume
         self.agent = agent
         self.input = input
+        self.accepted = False  # from the session's inbox: its first write takes it out
 
     def _append(self, entry: str | None) -> bytes:
         pending = sign_pending(
@@ -52,7 +53,8 @@ class DurableRun(Replay):
             self.session_id,
             self.key,
         )
-        return encode(JournalEffect(JournalAppend(self.session_id, pending, entry)))
+        accepted, self.accepted = self.accepted, False
+        return encode(JournalEffect(JournalAppend(self.session_id, pending, entry, accepted)))
 
     def marker(self) -> bytes:
         """The write that records this resume (the pending run with its resume count)."""

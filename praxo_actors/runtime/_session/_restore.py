@@ -137,6 +137,7 @@ def run_commit(
         snapshot=snapshot,
         result=result_document(result, key=key, agent=agent),
         journal=journal,
+        agent=agent,
     )
     position.version = seq
     if snapshot is None:

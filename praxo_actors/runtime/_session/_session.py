@@ -19,12 +19,14 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pykka
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError
 from praxo_actors.actors import MNActor
 from praxo_actors.agent._effects import CallModel, Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
+from praxo_actors.memory._inbox import AcceptedRun
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import (
@@ -46,6 +48,7 @@ from praxo_actors.runtime._protocol import (
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
 from praxo_actors.runtime._session._guard import enter, failed_event, fenced, unreported
+from praxo_actors.runtime._session._inbox import accept_write, start_of
 from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._outcome import unpack
 from praxo_actors.runtime._session._publish import publish, publish_delta
@@ -99,7 +102,10 @@ class SessionActor(MNActor):
         self._next_token = 0
         self._deadlines: Deadlines | None = None  # None while no run has a deadline
         self._own_options: dict[str, Any] | None = None  # per-session agents' options
-        self._resumed: set[str] | None = None  # durable runs resumed from the journal
+        # Runs restored from the store (resumed from the journal, or accepted and queued): a
+        # StartRun of theirs sent again after a crash of this session's actor is a repeat.
+        self._resumed: set[str] | None = None
+        self._inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
         self._last_agent: str | None = None  # the agent of the last run started
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -170,19 +176,13 @@ class SessionActor(MNActor):
         match decoded:
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
-                    return None  # resumed from the journal already (re-sent after a crash)
+                    return None  # restored from the store already (re-sent after a crash)
                 if self._stopping is not None:
                     self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
                     return None
-                if self.queue is None:
-                    self.queue = []
-                self.queue.append(start)
-                if start.deadline_ns is not None:
-                    if self._deadlines is None:
-                        self._deadlines = Deadlines(self.host, self.actor_ref)
-                    self._deadlines.arm(start.run_id, start.deadline_ns)
-                if self.current is None:
-                    self._start_next()
+                if start.journal:
+                    self._accept(start)
+                self._enqueue(start)
             case EffectDone(run_id=run_id, token=token, outcome=outcome):
                 current = self.current
                 if current is not None and current.run.run_id == run_id and token == current.token:
@@ -228,8 +228,12 @@ class SessionActor(MNActor):
             return
         self.session = session
         self.position = position
+        if state is not None and state.agent is not None:
+            self._last_agent = state.agent
         if state is not None and state.pending is not None:
             self._resume(state.pending, state.journal)
+        if state is not None and state.inbox:
+            self._requeue(state.inbox, state.pending)
         stash, self.stash = self.stash, None
         for message in stash or ():
             self.on_receive(message)
@@ -276,13 +280,21 @@ class SessionActor(MNActor):
 
     def _failed(self, run_id: str, error: BaseException, journal: int = -1) -> None:
         """Fail a run; ``journal``: the entries of its journal to drop (a durable run ended;
-        -2: keep nothing, the run's end is committed already or the run is as it was)."""
-        self._disarm(run_id)
+        -2: keep nothing, the run's end is committed already or the run is as it was).
+
+        An accepted run leaves the inbox with this commit (it never began, or began and ended).
+        """
+        inbox = run_id if self._inbox is not None and run_id in self._inbox else None
+        self._ended(run_id)
         host = self.host
         host.post(host.router.failed, run_id, error)
-        if journal == -2 or self._stopping == _RUNTIME:
-            # A runtime's stop writes nothing: a durable run stays journaled, to run again
-            # after the restart.
+        if self._stopping == _RUNTIME:
+            # A runtime's stop writes nothing: a durable run stays journaled, and an accepted
+            # one in the inbox, to run again after the restart.
+            return
+        if journal == -2:
+            if inbox is not None:
+                self._to_store(encode(CommitRun(Commit(self.session_id, inbox=inbox))))
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
         # names no run: the run is settled already, and its id may be pending again (resumed)
@@ -291,8 +303,8 @@ class SessionActor(MNActor):
         kept, document = enter(result_document, None, error, run_id, self.session_id, host.key)
         if not kept:
             document = None
-        if document is not None or journal >= 0:
-            commit = Commit(self.session_id, result=document, journal=journal)
+        if document is not None or journal >= 0 or inbox is not None:
+            commit = Commit(self.session_id, result=document, journal=journal, inbox=inbox)
             self._to_store(encode(CommitRun(commit)))
 
     def _to_store(self, message: bytes, run_id: str | None = None) -> None:
@@ -302,6 +314,19 @@ class SessionActor(MNActor):
         except pykka.ActorDeadError:
             if run_id is not None:
                 self.host.post(self.host.router.saved, [(run_id, "STORE_FAILED")], [])
+
+    def _ended(self, run_id: str) -> None:
+        """Forget what a run that ended held: its deadline, its mark as resumed (a resume of
+        an interrupted run goes on under the same id and must not be taken for a repeat)."""
+        self._disarm(run_id)
+        if self._resumed is not None:
+            self._resumed.discard(run_id)
+            if not self._resumed:
+                self._resumed = None
+        if self._inbox is not None:
+            self._inbox.discard(run_id)
+            if not self._inbox:
+                self._inbox = None
 
     def _disarm(self, run_id: str) -> None:
         if self._deadlines is not None and self._deadlines.disarm(run_id):
@@ -328,11 +353,10 @@ class SessionActor(MNActor):
                 continue
             self._last_agent = start.agent
             self.current = current
-            if start.journal and current.durable is not None:
-                # Submitted: the run is in the store before its id is handed out.
-                self._journal(current, current.durable.marker(), ("start",))
-            else:
-                self._advance(current, True, None, first=True)
+            if current.durable is not None and self._inbox is not None:
+                # From the inbox: its first journal write takes it out (it is pending then).
+                current.durable.accepted = start.run_id in self._inbox
+            self._advance(current, True, None, first=True)
 
     def _advance(self, current: Run, ok: bool, value: Any, first: bool = False) -> None:
         """Feed an outcome into the machine and answer effects until a call must be waited for.
@@ -417,8 +441,12 @@ class SessionActor(MNActor):
             self._failed(result.run_id, commit)
             self._start_next()
             return
+        if self._inbox is not None and result.run_id in self._inbox and journal <= 0:
+            # Accepted, and ended with no journal entry to take it out (its agent is no longer
+            # durable): the commit does.
+            commit = msgspec.structs.replace(commit, inbox=result.run_id)
         self.session = result.session  # commit: the run completed and its record is written
-        self._disarm(result.run_id)
+        self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to
         # the loop settles the run's future with it (whichever of the two arrives first).
         host.post(host.router.completed, result.run_id, result)
@@ -442,6 +470,58 @@ class SessionActor(MNActor):
         publish_delta(self.host, event)
 
     # -- durable runs ------------------------------------------------------------------------
+
+    def _enqueue(self, start: StartRun) -> None:
+        """Queue a run (arming its deadline); start it if nothing runs."""
+        if self.queue is None:
+            self.queue = []
+        self.queue.append(start)
+        if start.deadline_ns is not None:
+            if self._deadlines is None:
+                self._deadlines = Deadlines(self.host, self.actor_ref)
+            self._deadlines.arm(start.run_id, start.deadline_ns)
+        if self.current is None:
+            self._start_next()
+
+    def _accept(self, start: StartRun) -> None:
+        """Put a submitted durable run in the session's inbox in the store (one write, gathered
+        with others by the store actor); the store's answer lets ``submit`` return."""
+        host = self.host
+        if not host.router.agents.is_durable(start.agent):
+            return
+        if self._inbox is None:
+            self._inbox = set()
+        self._inbox.add(start.run_id)
+        try:
+            self.store.tell(accept_write(host, self.session_id, start))
+        except pykka.ActorDeadError:
+            host.post(host.router.saved, [], [], [(start.run_id, "STORE_FAILED")])
+
+    def _requeue(self, inbox: list[AcceptedRun], pending: PendingRun | None) -> None:
+        """Queue again, in order, the accepted runs the store's inbox holds (after the pending
+        run, resumed already): each runs once, under its own id."""
+        host = self.host
+        for run in inbox:
+            run_id = run.run_id
+            if (pending is not None and run_id == pending.run_id) or (
+                self._inbox is not None and run_id in self._inbox
+            ):
+                continue
+            if self._resumed is None:
+                self._resumed = set()
+            self._resumed.add(run_id)
+            if self._inbox is None:
+                self._inbox = set()
+            self._inbox.add(run_id)
+            if self._last_agent is None:
+                self._last_agent = run.agent
+            host.post(host.router.resumed, self.session_id, run_id)
+            start = start_of(host, self.session_id, run)
+            if start is None:
+                forged = CheckpointError("CHECKPOINT_SIGNATURE", "the accepted run is not signed")
+                self._failed(run_id, forged)
+                continue
+            self._enqueue(start)
 
     def _journal(self, current: Run, write: bytes | None, move: tuple[Any, ...]) -> None:
         """Send a journal write; make ``move`` once the store has it (at once if no write)."""
@@ -470,6 +550,7 @@ class SessionActor(MNActor):
         """Start again the durable run the store holds, answering its effects from the journal."""
         host = self.host
         run_id = pending.run_id
+        self._last_agent = pending.agent
         host.post(host.router.resumed, self.session_id, run_id)
         if self._resumed is None:
             self._resumed = set()

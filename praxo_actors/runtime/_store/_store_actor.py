@@ -8,8 +8,9 @@ yours) gets a :class:`StoreActor`, a ``ThreadingActor``: its calls block only it
 The in-memory store never blocks, so it gets a :class:`LoopStoreActor`, an M:N actor on the
 runtime's event loop: a run on it then completes without leaving the loop thread.
 
-Writes are group-committed: a :class:`CommitRun` (told by a session, directly) or
-:class:`JournalEffect` is gathered, and the actor writes what it has gathered once its mailbox
+Writes are group-committed: a :class:`CommitRun` (told by a session, directly),
+:class:`JournalEffect` or :class:`AcceptRun` (a durable run accepted into its session's inbox)
+is gathered, and the actor writes what it has gathered once its mailbox
 is empty, in one change (with SQLite's ``synchronous=FULL``, one fsync of ~3 ms for a burst
 instead of one per run); no message is needed to end a batch. After each write the actor posts
 the settled run ids to the runtime's kernel on its loop, once: that reply settles the runs'
@@ -28,8 +29,9 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import AwaitableThreadingActor, MNActor, inbox_empty
-from praxo_actors.memory._log import Commit, JournalAppend, SessionLog
+from praxo_actors.memory._log import Accept, Commit, JournalAppend, SessionLog
 from praxo_actors.runtime._protocol import (
+    AcceptRun,
     CommitRun,
     FlushCheckpoints,
     JournalEffect,
@@ -53,8 +55,9 @@ logger = get_logger("praxo_actors.runtime")
 SKIPPED = -2
 """The entries a journal write reports when the log skipped it: its run is no longer pending."""
 
-# (run id, error code or None) per commit; (session id, run id, entries) per journal write.
-Saved = Callable[[list[tuple[str | None, str | None]], list[tuple[str, str, int]]], None]
+# (run id, error code or None) per commit; (session id, run id, entries) per journal write;
+# and, when the write held some, (run id, error code or None) per run accepted into an inbox.
+Saved = Callable[..., None]
 
 
 class _StoreLogic:
@@ -69,6 +72,7 @@ class _StoreLogic:
         self._on_saved = on_saved
         self._commits: list[Commit] = []
         self._appends: list[JournalAppend] = []
+        self._accepts: list[Accept] = []
         self.saves = 0
         self.flushes = 0
 
@@ -81,6 +85,10 @@ class _StoreLogic:
                 return None
             case JournalEffect(append=append):
                 self._appends.append(append)
+                self._flush_when_idle()
+                return None
+            case AcceptRun(accept=accept):
+                self._accepts.append(accept)
                 self._flush_when_idle()
                 return None
             case FlushCheckpoints():  # kept for senders of 0.2: the same as an empty inbox
@@ -113,15 +121,15 @@ class _StoreLogic:
             self._flush()
 
     def _flush(self) -> None:
-        if not self._commits and not self._appends:
+        if not self._commits and not self._appends and not self._accepts:
             return
-        commits, appends = self._commits, self._appends
-        self._commits, self._appends = [], []
+        commits, appends, accepts = self._commits, self._appends, self._accepts
+        self._commits, self._appends, self._accepts = [], [], []
         error: str | None = None
         applied: list[bool] = []
         appended: list[bool] = []
         try:
-            applied, appended = self.log.write_all(commits, appends)
+            applied, appended = self.log.write_all(commits, appends, accepts)
             self.saves += len(commits)
             self.flushes += 1
         except PraxoError as exc:  # the store's own code (STORE_FAILED: its database failed)
@@ -132,7 +140,7 @@ class _StoreLogic:
         except Exception as exc:  # a failing store must not take the runtime down
             logger.error("session_log_write_failed", commits=len(commits), error=repr(exc))
             error = "STORE_FAILED"
-        self._report(commits, appends, applied, error, appended)
+        self._report(commits, appends, applied, error, appended, accepts)
 
     def _report(
         self,
@@ -141,10 +149,14 @@ class _StoreLogic:
         applied: list[bool],
         error: str | None,
         appended: list[bool] | None = None,
+        accepts: list[Accept] | None = None,
     ) -> None:
+        # Accepted runs only when there are: a flush of commits alone says what it always said.
+        accepted = [(a.run.run_id, error) for a in accepts] if accepts else None
+        more = () if accepted is None else (accepted,)
         if not appends and error is None and all(applied):
             # The common flush (runs' commits, all written): nothing to say per journal write.
-            self._on_saved([(c.run_id, None) for c in commits], [])
+            self._on_saved([(c.run_id, None) for c in commits], [], *more)
             return
         appended = [True] * len(appends) if appended is None else appended
         runs = [
@@ -162,14 +174,14 @@ class _StoreLogic:
             )
             for i, a in enumerate(appends)
         ]
-        self._on_saved(runs, journaled)
+        self._on_saved(runs, journaled, *more)
 
     def on_failure(self, *_exc_info: Any) -> None:
         """Fail the runs whose commits were gathered but not written (this actor crashed)."""
-        commits, appends = self._commits, self._appends
-        self._commits, self._appends = [], []
-        if commits or appends:
-            self._report(commits, appends, [], "STORE_FAILED")
+        commits, appends, accepts = self._commits, self._appends, self._accepts
+        self._commits, self._appends, self._accepts = [], [], []
+        if commits or appends or accepts:
+            self._report(commits, appends, [], "STORE_FAILED", None, accepts)
 
     def on_stop(self) -> None:
         """Write what is gathered (the runtime closes a store it opened, after the tree)."""
