@@ -21,7 +21,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._futures import MNFuture
 
-__all__ = ["LoopGate"]
+__all__ = ["LoopGate", "OffLoopTimer"]
 
 logger = get_logger("praxo_actors.actors")
 
@@ -109,13 +109,31 @@ class LoopGate:
             batch = list(self._posted)
             self._posted.clear()
             self._posting = False
-        for fn, args in batch:
+        for i, (fn, args) in enumerate(batch):
             try:
                 fn(*args)
             except Exception:
                 logger.exception("posted_call_failed", call=repr(fn))
+            except BaseException:
+                # It goes on up (a KeyboardInterrupt stops the loop), but the calls posted
+                # after it were accepted: they run in the next burst, not never.
+                self._repost(batch[i + 1 :])
+                raise
         if self._after is not None:
             self._after()
+
+    def _repost(self, calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+        with self._lock:
+            self._posted.extendleft(reversed(calls))
+            if not self._posted or self._posting:
+                return
+            self._posting = True
+        try:
+            self.loop.call_soon(self._run_posted)
+        except RuntimeError:
+            with self._lock:
+                self._posted.clear()
+                self._posting = False
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
@@ -155,7 +173,7 @@ class LoopGate:
 class _LaterHandle:
     """A timer set from another thread: cancellable before and after it reaches the loop."""
 
-    __slots__ = ("_cancelled", "_handle")
+    __slots__ = ("_timer",)
 
     def __init__(
         self,
@@ -164,19 +182,60 @@ class _LaterHandle:
         fn: Callable[..., Any],
         args: tuple[Any, ...],
     ) -> None:
-        self._cancelled = False
-        self._handle: asyncio.TimerHandle | None = None
-
-        def arm() -> None:
-            if not self._cancelled:
-                self._handle = loop.call_later(delay, fn, *args)
-
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(arm)
+        self._timer = OffLoopTimer(loop, lambda fire: loop.call_later(delay, fire), fn, args)
 
     def cancel(self) -> None:
         """Cancel the timer (before or after it reached the loop)."""
+        self._timer.cancel()
+
+
+class OffLoopTimer:
+    """A timer set from another thread and armed on the loop's: cancel it from any thread.
+
+    ``arm(fire)`` runs on the loop's thread and returns the loop's timer for ``fire``. The
+    hand-over holds whatever the order: ``fire`` checks the cancel flag on the loop's thread
+    before it calls ``fn``, so a cancel that lands while ``arm`` runs (after its check, before
+    its handle is stored) still wins; the loop's own timer is cancelled on the loop's thread,
+    never from the cancelling one (asyncio's handles are not thread-safe).
+    """
+
+    __slots__ = ("_args", "_cancelled", "_fn", "_handle", "_loop")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        arm: Callable[[Callable[[], None]], Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+    ) -> None:
+        self._loop = loop
+        self._fn = fn
+        self._args = args
+        self._cancelled = False
+        self._handle: Any = None
+
+        def armed() -> None:
+            if not self._cancelled:
+                self._handle = arm(self._fire)
+
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing is left to time
+            loop.call_soon_threadsafe(armed)
+
+    def _fire(self) -> None:
+        self._handle = None
+        if not self._cancelled:
+            self._fn(*self._args)
+
+    def cancel(self) -> None:
+        """Stop the timer from firing (harmless once it has fired)."""
+        if self._cancelled:
+            return
         self._cancelled = True
-        handle = self._handle
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._disarm)
+
+    def _disarm(self) -> None:
+        # On the loop's thread: drop the loop's timer now rather than at its due time.
+        handle, self._handle = self._handle, None
         if handle is not None:
             handle.cancel()
