@@ -103,8 +103,9 @@ def loop_owned(cls: C) -> C:
     return cls
 
 
-def set_owner(obj: object, thread_id: int) -> None:
-    """Name the thread (``threading.get_ident()``) that owns ``obj``; until then, no check."""
+def set_owner(obj: object, thread_id: int | None) -> None:
+    """Name the thread (``threading.get_ident()``) that owns ``obj``; ``None``: no owner (no
+    check), as before the first call."""
     setattr(obj, _OWNER, thread_id)
 
 
