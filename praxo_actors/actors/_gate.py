@@ -144,20 +144,19 @@ class LoopGate:
         """
         if threading.get_ident() == self.thread_id:
             return fn(*args)
-        if self._closed:
-            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
         future: MNFuture[T] = MNFuture()
 
         def run() -> None:
             try:
                 future.set(fn(*args))
-            except Exception:
+            except BaseException:  # the caller's to raise, in its own thread
                 future.set_exception()
 
-        try:
-            self.loop.call_soon_threadsafe(run)
-        except RuntimeError:
-            raise PraxoError("RUNTIME_STOPPED", "the event loop is closed") from None
+        # Through post, the one way in: in order with the calls posted before it, refused
+        # once the gate is closed (a check and a call_soon_threadsafe of its own could still
+        # run a call that arrived after the owner stopped).
+        if not self.post(run):
+            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
         try:
             return future.get(timeout=timeout)
         except pykka.Timeout:

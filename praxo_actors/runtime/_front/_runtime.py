@@ -262,7 +262,8 @@ class Runtime:
                 (see docs/durability.md).
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag.
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag;
+                ``RUNTIME_STOPPED`` once the runtime has stopped.
         """
         Agents.check(name, options_factory, per_session, durable)
         self._call(
