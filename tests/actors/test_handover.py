@@ -360,3 +360,131 @@ def test_puts_from_many_threads_to_an_idle_scheduler_wake_its_workers() -> None:
         finally:
             for ref in refs:
                 ref.stop(timeout=WAIT)
+
+
+class ArmedLock(HookedLock):
+    """A scheduler lock that runs ``hook`` once, the next time the watched thread asks for it
+    after :meth:`arm` (before it takes the lock)."""
+
+    def __init__(self, watched: int) -> None:
+        super().__init__(watched)
+        self.hook: Callable[[], None] | None = None
+
+    def arm(self, hook: Callable[[], None]) -> None:
+        self.hook = hook
+
+    def __enter__(self) -> HookedLock:
+        hook = self.hook
+        if hook is not None and threading.get_ident() == self._watched:
+            self.hook = None
+            hook()
+        return super().__enter__()
+
+
+def test_a_put_landing_as_a_turn_ends_on_an_empty_mailbox_is_handled(served: Served) -> None:
+    """A put from another thread after the turn found the mailbox empty, before it marks the
+    actor idle: the actor goes back on the ready queue and handles it."""
+    sched = LoopScheduler(served.loop, served.thread_id, name="test-end-turn")
+    lock = ArmedLock(served.thread_id)
+    sched._lock = lock  # type: ignore[assignment]
+    seen: list[object] = []
+    second = threading.Event()
+
+    class Arming(MNActor):
+        def on_receive(self, message: object) -> None:
+            seen.append(message)
+            if message == "first":
+                lock.arm(put_second)  # the next lock this thread takes: the end of this turn
+            else:
+                second.set()
+
+    ref = Arming.start(actor_scheduler=sched)
+
+    def put_second() -> None:
+        putter = threading.Thread(target=ref.tell, args=("second",))
+        putter.start()
+        putter.join(WAIT)
+        assert not putter.is_alive()
+
+    try:
+        ref.tell("first")
+        assert second.wait(LOST), "a put landing as the turn ended was never handled"
+        assert seen == ["first", "second"]
+    finally:
+        ref.stop(timeout=WAIT)
+        sched.shutdown()
+
+
+def test_a_stop_event_set_between_a_waiters_check_and_its_wait_wakes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An actor's stop event: ``set()`` lands after ``wait()`` found it clear and made its
+    condition, before it waits on it: the wait returns True at once."""
+    from praxo_actors.actors import _mn
+
+    class Idle(MNActor):
+        pass
+
+    with Scheduler(1, name="test-stop-event") as sched:
+        ref = Idle.start(actor_scheduler=sched)
+        event = ref.actor_stopped
+        waiter = threading.get_ident()
+        real = _mn._event_lock
+
+        class SetAfterCheck:
+            done = False
+
+            def __enter__(self) -> None:
+                real.acquire()
+
+            def __exit__(self, *_exc: object) -> None:
+                real.release()
+                if threading.get_ident() == waiter and not self.done:
+                    self.done = True
+                    setter = threading.Thread(target=event.set)
+                    setter.start()
+                    setter.join(WAIT)
+
+        monkeypatch.setattr(_mn, "_event_lock", SetAfterCheck())
+        assert event.wait(LOST)
+        monkeypatch.setattr(_mn, "_event_lock", real)
+        event.clear()
+        ref.stop(timeout=WAIT)
+
+
+def test_calls_submitted_to_the_io_pool_from_many_threads_all_report() -> None:
+    """Four threads submit 400 calls to a pool of two threads, between idle spells: every
+    outcome is reported once."""
+    from praxo_actors.actors import IOPool
+
+    pool = IOPool(2, name="test-handover-io")
+    outcomes = threading.Semaphore(0)
+    values: list[int] = []
+    lock = threading.Lock()
+
+    def done(ok: bool, value: Any) -> None:
+        assert ok
+        with lock:
+            values.append(value)
+        outcomes.release()
+
+    try:
+        for _ in range(4):
+            start = threading.Barrier(4)
+
+            def submit(k: int, start: threading.Barrier = start) -> None:
+                start.wait(WAIT)
+                for i in range(25):
+                    pool.submit(lambda n: n, (k * 100 + i,), done)
+
+            threads = [threading.Thread(target=submit, args=(k,)) for k in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(WAIT)
+            assert all(outcomes.acquire(timeout=WAIT) for _ in range(100))
+    finally:
+        assert pool.shutdown(WAIT) == []
+    assert sorted(values) == sorted(
+        k * 100 + i for k in range(4) for i in range(25) for _ in range(4)
+    )
