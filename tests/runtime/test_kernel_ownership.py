@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from _runtime_helpers import TIMEOUT
 
+from praxo_actors import PraxoError
 from praxo_actors.actors import _checks
 from praxo_actors.agent import AgentOptions, new_agent_options
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
@@ -115,3 +116,29 @@ def test_the_debug_checks_are_off_by_default(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert json.loads(out.stdout) == [False, False]
+
+
+def test_a_stream_whose_runtime_stops_mid_run_ends(runtime: Start) -> None:
+    """A run's stream asks the loop for the bus as it ends: after a stop it ends all the same,
+    and its result raises ``RUNTIME_STOPPED``."""
+    entered = threading.Event()
+
+    async def hang(_request: Request) -> Response:
+        entered.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never released")
+
+    rt = runtime(agents={"default": lambda: new_agent_options(hang)})
+
+    async def main() -> tuple[list[str], str]:
+        stream = rt.session("s").astream("x")
+        assert await asyncio.to_thread(entered.wait, TIMEOUT)
+        await asyncio.to_thread(rt.stop)
+        async with asyncio.timeout(TIMEOUT):
+            types = [event.type async for event in stream]
+            with pytest.raises(PraxoError) as info:
+                await stream.result()
+        return types, info.value.code
+
+    types, code = asyncio.run(main())
+    assert "run.completed" not in types and code == "RUNTIME_STOPPED"
