@@ -166,26 +166,8 @@ class LoopGate:
         """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
         if threading.get_ident() == self.thread_id:
             return self.loop.call_later(delay, fn, *args)
-        return _LaterHandle(self.loop, delay, fn, args)
-
-
-class _LaterHandle:
-    """A timer set from another thread: cancellable before and after it reaches the loop."""
-
-    __slots__ = ("_timer",)
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        delay: float,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-    ) -> None:
-        self._timer = OffLoopTimer(loop, lambda fire: loop.call_later(delay, fire), fn, args)
-
-    def cancel(self) -> None:
-        """Cancel the timer (before or after it reached the loop)."""
-        self._timer.cancel()
+        loop = self.loop
+        return OffLoopTimer(loop, lambda fire: loop.call_later(delay, fire), fn, args)
 
 
 class OffLoopTimer:
@@ -230,6 +212,9 @@ class OffLoopTimer:
         if self._cancelled:
             return
         self._cancelled = True
+        if asyncio._get_running_loop() is self._loop:
+            self._disarm()
+            return
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._disarm)
 
