@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopGate, LoopScheduler
+from praxo_actors.actors._checks import set_owner
 from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime._kernel._clock import LoopClock, Timer
 
@@ -55,6 +56,7 @@ class SessionHost:
     gate: LoopGate = field(init=False)
 
     def __post_init__(self) -> None:
+        set_owner(self.bridge, self.loop_thread_id)
         self.gate = LoopGate(
             self.loop, self.loop_thread_id, after_posted=self.loop_scheduler.run_now
         )
