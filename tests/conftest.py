@@ -11,6 +11,8 @@ import pytest
 from _helpers import Events, Scripted, assert_no_new_threads
 from hypothesis import settings
 
+from praxo_actors.actors import _checks
+
 if TYPE_CHECKING:
     from praxo_actors.testing._postgres import PostgresServer
 
@@ -21,6 +23,21 @@ if TYPE_CHECKING:
 settings.register_profile("local", deadline=None)
 settings.register_profile("ci", derandomize=True, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "local")
+
+# The debug checks (the kernel's thread ownership, the loop scheduler's state after each drain)
+# are on for every test, and in every process a test starts.
+os.environ["PRAXO_DEBUG_CHECKS"] = "1"
+_checks.enable()
+
+
+@pytest.fixture(autouse=True)
+def _debug_checks() -> Iterator[None]:
+    """Fail the test during which an ownership rule or a scheduler invariant was broken."""
+    _checks.take_violations()
+    yield
+    broken = _checks.take_violations()
+    if broken:
+        pytest.fail(f"debug checks failed: {broken[:5]}", pytrace=False)
 
 
 @pytest.fixture

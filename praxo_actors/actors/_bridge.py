@@ -11,6 +11,8 @@ from collections.abc import Callable, Coroutine
 from contextvars import Context
 from typing import Any
 
+from praxo_actors.actors._checks import loop_owned
+
 __all__ = ["LoopBridge"]
 
 Outcome = Callable[[bool, Any], None]
@@ -42,8 +44,13 @@ async def _deliver(
         tasks.discard(asyncio.current_task())
 
 
+@loop_owned
 class LoopBridge:
-    """Start coroutines on ``loop`` (from its own thread); report each outcome to a callback."""
+    """Start coroutines on ``loop`` (from its own thread); report each outcome to a callback.
+
+    Its set of tasks is the loop thread's: with the debug checks on, a call from another thread
+    (once its owner named the loop's, see :func:`~praxo_actors.actors._checks.set_owner`) fails.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop

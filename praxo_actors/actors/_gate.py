@@ -21,7 +21,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._futures import MNFuture
 
-__all__ = ["LoopGate"]
+__all__ = ["LoopGate", "OffLoopTimer"]
 
 logger = get_logger("praxo_actors.actors")
 
@@ -109,13 +109,31 @@ class LoopGate:
             batch = list(self._posted)
             self._posted.clear()
             self._posting = False
-        for fn, args in batch:
+        for i, (fn, args) in enumerate(batch):
             try:
                 fn(*args)
             except Exception:
                 logger.exception("posted_call_failed", call=repr(fn))
+            except BaseException:
+                # It goes on up (a KeyboardInterrupt stops the loop), but the calls posted
+                # after it were accepted: they run in the next burst, not never.
+                self._repost(batch[i + 1 :])
+                raise
         if self._after is not None:
             self._after()
+
+    def _repost(self, calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+        with self._lock:
+            self._posted.extendleft(reversed(calls))
+            if not self._posted or self._posting:
+                return
+            self._posting = True
+        try:
+            self.loop.call_soon(self._run_posted)
+        except RuntimeError:
+            with self._lock:
+                self._posted.clear()
+                self._posting = False
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (from any thread).
@@ -126,20 +144,19 @@ class LoopGate:
         """
         if threading.get_ident() == self.thread_id:
             return fn(*args)
-        if self._closed:
-            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
         future: MNFuture[T] = MNFuture()
 
         def run() -> None:
             try:
                 future.set(fn(*args))
-            except Exception:
+            except BaseException:  # the caller's to raise, in its own thread
                 future.set_exception()
 
-        try:
-            self.loop.call_soon_threadsafe(run)
-        except RuntimeError:
-            raise PraxoError("RUNTIME_STOPPED", "the event loop is closed") from None
+        # Through post, the one way in: in order with the calls posted before it, refused
+        # once the gate is closed (a check and a call_soon_threadsafe of its own could still
+        # run a call that arrived after the owner stopped).
+        if not self.post(run):
+            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
         try:
             return future.get(timeout=timeout)
         except pykka.Timeout:
@@ -149,34 +166,60 @@ class LoopGate:
         """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""
         if threading.get_ident() == self.thread_id:
             return self.loop.call_later(delay, fn, *args)
-        return _LaterHandle(self.loop, delay, fn, args)
+        loop = self.loop
+        return OffLoopTimer(loop, lambda fire: loop.call_later(delay, fire), fn, args)
 
 
-class _LaterHandle:
-    """A timer set from another thread: cancellable before and after it reaches the loop."""
+class OffLoopTimer:
+    """A timer set from another thread and armed on the loop's: cancel it from any thread.
 
-    __slots__ = ("_cancelled", "_handle")
+    ``arm(fire)`` runs on the loop's thread and returns the loop's timer for ``fire``. The
+    hand-over holds whatever the order: ``fire`` checks the cancel flag on the loop's thread
+    before it calls ``fn``, so a cancel that lands while ``arm`` runs (after its check, before
+    its handle is stored) still wins; the loop's own timer is cancelled on the loop's thread,
+    never from the cancelling one (asyncio's handles are not thread-safe).
+    """
+
+    __slots__ = ("_args", "_cancelled", "_fn", "_handle", "_loop")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        delay: float,
+        arm: Callable[[Callable[[], None]], Any],
         fn: Callable[..., Any],
         args: tuple[Any, ...],
     ) -> None:
+        self._loop = loop
+        self._fn = fn
+        self._args = args
         self._cancelled = False
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: Any = None
 
-        def arm() -> None:
+        def armed() -> None:
             if not self._cancelled:
-                self._handle = loop.call_later(delay, fn, *args)
+                self._handle = arm(self._fire)
 
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(arm)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing is left to time
+            loop.call_soon_threadsafe(armed)
+
+    def _fire(self) -> None:
+        self._handle = None
+        if not self._cancelled:
+            self._fn(*self._args)
 
     def cancel(self) -> None:
-        """Cancel the timer (before or after it reached the loop)."""
+        """Stop the timer from firing (harmless once it has fired)."""
+        if self._cancelled:
+            return
         self._cancelled = True
-        handle = self._handle
+        if asyncio._get_running_loop() is self._loop:
+            self._disarm()
+            return
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._disarm)
+
+    def _disarm(self) -> None:
+        # On the loop's thread: drop the loop's timer now rather than at its due time.
+        handle, self._handle = self._handle, None
         if handle is not None:
             handle.cancel()

@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import praxo_actors.actors._checks as _checks
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._sched import kill_leftovers
@@ -64,8 +65,14 @@ class LoopScheduler:
         self._lock = threading.Lock()
         self._ready: deque[Any] = deque()
         self._live: set[Any] = set()
+        # The wake-up state, read and written only under _lock, always together: _scheduled is
+        # set while a drain is due or running (a running drain looks at _ready again before it
+        # ends), _pending is the drain callback while it is due. The callback clears _pending
+        # under the lock as it starts: a thread that scheduled it may still be storing the
+        # handle (call_soon_threadsafe makes it runnable before it returns), and a clear
+        # without the lock, overwritten by that late store, left a drain that ran out of turns
+        # believing another was due: the loop then slept with actors ready.
         self._scheduled = False
-        # The drain callback on the loop while one is due (set and taken under _lock).
         self._pending: asyncio.Handle | None = None
         self._draining = False
         # Set on the loop's thread while run_after's call runs: the drain that follows it
@@ -160,14 +167,14 @@ class LoopScheduler:
 
     def _drain(self, eager: bool = False) -> None:
         if self._draining:
-            return  # a scheduled drain reached while an eager one runs: it will finish the work
-        if not eager:
-            # This is the scheduled callback, running: nothing to cancel. No lock needed: while
-            # it is due, _scheduled is set, so no other thread writes _pending.
-            self._pending = None
+            # A scheduled drain reached while an eager one runs (from a nested loop): that one
+            # finishes the work, and schedules again if it runs out of turns.
+            with self._lock:
+                self._pending = None
+            return
         self._draining = True
         try:
-            redundant = self._drain_turns()
+            redundant = self._drain_turns(scheduled=not eager)
         finally:
             self._draining = False
         if redundant is not None:
@@ -175,11 +182,19 @@ class LoopScheduler:
             # handle is skipped by the loop, where a due one costs a run of an empty drain
             # (twice per zero-latency run, ~1.5 µs each here).
             redundant.cancel()
+        if _checks.enabled():
+            self._check_state()
 
-    def _drain_turns(self) -> asyncio.Handle | None:
-        """Run ready turns; return the scheduled callback this drain made redundant, if any."""
+    def _drain_turns(self, scheduled: bool) -> asyncio.Handle | None:
+        """Run ready turns; return the scheduled callback this drain made redundant, if any.
+
+        ``scheduled``: this is the drain callback running, no longer due.
+        """
         ready = self._ready
         lock = self._lock
+        if scheduled:
+            with lock:
+                self._pending = None
         for _ in range(self._turns):
             with lock:
                 if not ready:
@@ -200,3 +215,24 @@ class LoopScheduler:
             if self._pending is None:
                 self._pending = self._loop.call_soon(self._drain)
         return None
+
+    def _check_state(self) -> None:
+        """Check, between drains on the loop's thread, that no ready actor waits unwoken.
+
+        Every ready actor has a drain due: ``_scheduled`` and ``_pending`` agree with the ready
+        queue, and the pending handle is live in the loop's own ready queue (where the loop
+        keeps one: asyncio's loops do).
+        """
+        with self._lock:
+            ready, scheduled, pending = len(self._ready), self._scheduled, self._pending
+            if self._closing or self._deferring:
+                return
+            problem = None
+            if bool(ready) != scheduled or (pending is not None) != scheduled:
+                problem = f"ready={ready} scheduled={scheduled} pending={pending!r}"
+            elif pending is not None:
+                due = getattr(self._loop, "_ready", None)
+                if pending.cancelled() or (due is not None and pending not in due):
+                    problem = f"{ready} actors ready, and the drain {pending!r} is not due"
+        if problem is not None:
+            _checks.violation(f"{self._name}: lost wakeup after a drain: {problem}")

@@ -58,7 +58,7 @@ import sys
 import threading
 from collections import deque
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, cast
 
 import pykka
 
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from praxo_actors.actors._loop_sched import LoopScheduler
     from supervisors._pykka_compat import Envelope
 
-    AnyScheduler = Scheduler | LoopScheduler
+    AnyScheduler: TypeAlias = "Scheduler | LoopScheduler"
 
 __all__ = ["MNActor"]
 

@@ -147,11 +147,13 @@ def test_a_timer_cancelled_after_it_reached_the_loop_never_fires(served: Served)
     """Cancelled once armed on the loop, the timer does not run; a later one still does."""
     fired: list[str] = []
     done = threading.Event()
-    handle = served.gate.call_later(0.01, fired.append, "cancelled")
+    # Due late enough that a loaded machine still cancels it first (the round trip below takes
+    # under a millisecond idle; 10 ms was seen to pass under two busy test runs).
+    handle = served.gate.call_later(0.25, fired.append, "cancelled")
     served.gate.call(lambda: None, timeout=WAIT)  # the timer is armed on the loop by now
     handle.cancel()
     # The loop runs timers in the order they are due: this one comes after the cancelled one.
-    served.gate.call_later(0.05, done.set)
+    served.gate.call_later(0.3, done.set)
     assert done.wait(WAIT)
     assert fired == []
 

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from praxo_actors._errors import PraxoError
 from praxo_actors.models import Event, RunResult
 from praxo_actors.runtime._protocol import Publish, encode
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._events._subscription import Subscription
-    from praxo_actors.runtime._front._runtime import Runtime
+    from praxo_actors.runtime._kernel._kernel import Kernel
     from praxo_actors.runtime._kernel._run_future import RunFuture
 
 __all__ = ["TERMINAL", "RunStream"]
@@ -50,9 +51,9 @@ class RunStream:
     stops the stream (the run goes on, and :meth:`result` still gives its outcome).
     """
 
-    def __init__(self, runtime: Runtime, session_id: str, run_id: str, buffer: int) -> None:
+    def __init__(self, kernel: Kernel, session_id: str, run_id: str, buffer: int) -> None:
         self.run_id = run_id
-        self._runtime = runtime
+        self._kernel = kernel
         self._loop = asyncio.get_running_loop()
         # Unbounded as a queue, bounded by hand: the terminal event and the end marker must
         # always fit, or a consumer that fell behind would never see the stream end.
@@ -77,7 +78,7 @@ class RunStream:
         # what the stream keeps is bounded by ``buffer`` here. Should the hand-off overflow
         # all the same, the run's settling still ends the stream.
         handoff = max(buffer, HANDOFF)
-        self._sub: Subscription = runtime._router.bus.subscribe(forward, "*", session_id, handoff)
+        self._sub: Subscription = kernel.bus.subscribe(forward, "*", session_id, handoff)
         # The collector may run the finalizer on any thread, holding any lock: it only posts.
         self._finalizer = weakref.finalize(self, self._sub._unsubscribe_soon)
 
@@ -127,9 +128,10 @@ class RunStream:
 
     async def _drain(self) -> None:
         """Hand over what was published before the run settled, then end the stream."""
-        timeout = self._runtime._config.timeout
-        await asyncio.to_thread(_handed_over, self._runtime._host.bus_ref, self._sub, timeout)
-        self._end()
+        try:
+            await asyncio.to_thread(_handed_over, self._kernel, self._sub)
+        finally:
+            self._end()
 
     def _end(self) -> None:
         if self._ended:
@@ -179,13 +181,20 @@ class RunStream:
         await self.aclose()
 
     def _cancel_run(self) -> None:
-        future, runtime = self._future, self._runtime
+        future, kernel = self._future, self._kernel
         if future is not None and not future.done():
-            runtime._host.post(runtime._router.cancel, future.run_id, True)
+            kernel.post(kernel.cancel, future.run_id, True)
 
 
-def _handed_over(bus: pykka.ActorRef[Any], sub: Subscription, timeout: float) -> None:
-    """Wait (bounded) until the bus has routed, and ``sub`` delivered, what came before."""
-    with contextlib.suppress(pykka.ActorDeadError, pykka.Timeout):
-        bus.ask(_NO_OP, timeout=timeout)
+def _handed_over(kernel: Kernel, sub: Subscription) -> None:
+    """Wait (bounded) until the bus has routed, and ``sub`` delivered, what came before.
+
+    The bus's current ref comes from the loop that holds it; a runtime that has stopped has no
+    bus left to ask, and what it routed has reached ``sub`` already or never will.
+    """
+    timeout = kernel.timeout
+    with contextlib.suppress(PraxoError, pykka.ActorDeadError, pykka.Timeout):
+        bus = kernel.call(kernel.bus_actor, timeout=timeout)
+        if bus is not None:
+            bus.ask(_NO_OP, timeout=timeout)
     sub.wait_idle(timeout)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, ToolError, tool_context
 from praxo_actors.models import RunResult
+from praxo_actors.runtime._kernel._host import current_host
 from praxo_actors.runtime._session._calls import call_chain
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["agent_tool", "track"]
 
-_runtimes: weakref.WeakSet[Runtime] = weakref.WeakSet()
 # Per runtime, the nesting depth of each child run in flight (read and written on its loop).
 _depths: weakref.WeakKeyDictionary[Runtime, dict[str, int]] = weakref.WeakKeyDictionary()
 
@@ -42,9 +42,17 @@ _PARAMETERS: dict[str, Any] = {
 
 
 def track(runtime: Runtime) -> None:
-    """Let agent tools find ``runtime`` from the run that calls them (at its start)."""
-    _runtimes.add(runtime)
-    _depths[runtime] = {}
+    """Let agent tools find ``runtime`` from the run that calls them (at its start): its
+    kernel takes the front on its loop, where the tools run."""
+    kernel = runtime._kernel
+    kernel.post(_attach, kernel, weakref.ref(runtime))
+
+
+def _attach(kernel: Any, front: weakref.ref[Runtime]) -> None:
+    kernel.attach_front(front)
+    runtime = front()
+    if runtime is not None:
+        _depths[runtime] = {}
 
 
 def agent_tool(
@@ -84,7 +92,7 @@ def agent_tool(
 
     async def call(arguments: dict[str, Any]) -> str | ToolError:
         context = tool_context()
-        runtime = None if context is None else _owner(context.run_id)
+        runtime = None if context is None else _owner()
         if context is None or runtime is None:
             return ToolError("AGENT_TOOL_CONTEXT", "an agent tool runs only under a Runtime")
         text = arguments.get("input")
@@ -163,8 +171,10 @@ def child_run_id(idempotency_key: str) -> str:
     return f"run_child_{digest}"
 
 
-def _owner(run_id: str) -> Runtime | None:
-    for runtime in list(_runtimes):
-        if run_id in runtime._kernel.runs.pending:
-            return runtime
-    return None
+def _owner() -> Runtime | None:
+    """The runtime whose session started the running call (on that runtime's loop)."""
+    host = current_host()
+    if host is None:
+        return None
+    runtime: Runtime | None = host.kernel.front()
+    return runtime

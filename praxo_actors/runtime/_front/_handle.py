@@ -367,7 +367,7 @@ class SessionHandle:
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
         run_id = new_run_id()
-        stream = RunStream(self._runtime, self.id, run_id, buffer)
+        stream = RunStream(self._kernel, self.id, run_id, buffer)
         try:
             stream._attach(self._submit(run_id, input, deadline, None))
         except BaseException:

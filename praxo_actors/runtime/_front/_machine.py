@@ -26,6 +26,7 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopScheduler, Scheduler, forbid_blocking
+from praxo_actors.actors._checks import set_owner
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._events._events import EventRouter
 from praxo_actors.runtime._front._config import RuntimeConfig
@@ -116,6 +117,7 @@ class Machine:
             versions_kept=config.versions_kept,
         )
         self.resumer = Resumer(self.kernel, self.agents, config.timeout)
+        set_owner(self.resumer, loop_thread_id)
 
     def build(self) -> pykka.ActorRef[Any]:
         """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
@@ -127,6 +129,14 @@ class Machine:
         if config.resume:
             self.resumer.plan()
         return tree.root
+
+    def register_agent(
+        self, name: str, factory: Callable[[], Any], per_session: bool, durable: bool
+    ) -> None:
+        """Register an agent and wake the sessions waiting for it (on the loop's thread)."""
+        self.agents.register(name, factory, per_session, durable)
+        if self.config.resume:
+            self.resumer.agent_registered(name)
 
     def meter_provider(self) -> Any:
         """The meter provider for the runtime's metrics: its own, else the global one, or None."""
@@ -187,7 +197,8 @@ class Machine:
         try:
             self.kernel.call(self._finish_stop, timeout=timeout)
         except PraxoError:
-            self.kernel.stop_all()  # the loop is gone: nothing else touches the kernel now
+            self.kernel.release()  # the loop is gone: nothing else touches the kernel now
+            self.kernel.stop_all()
         self.bus.close(timeout=timeout)
         for name in self.io_pool.shutdown(timeout):
             logger.error("io_thread_abandoned", thread=name)
@@ -201,6 +212,7 @@ class Machine:
             thread.join(timeout)
             if not thread.is_alive():
                 self.loop.close()
+                self.kernel.release()  # a stopped runtime's statistics read it from here on
         logger.info("runtime_stopped")
 
     def _stop_tree(self, timeout: float) -> None:

@@ -45,6 +45,7 @@ from praxo_actors.runtime._front._inspect import (
 )
 from praxo_actors.runtime._front._machine import Machine, open_store
 from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
+from praxo_actors.runtime._kernel._agents import Agents
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
 from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
@@ -263,11 +264,18 @@ class Runtime:
                 (see docs/durability.md).
 
         Raises:
-            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag.
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag;
+                ``RUNTIME_STOPPED`` once the runtime has stopped.
         """
-        self._kernel.agents.register(name, options_factory, per_session, durable)
-        if self._config.resume:
-            self._machine.resumer.agent_registered(name)
+        Agents.check(name, options_factory, per_session, durable)
+        self._call(
+            self._machine.register_agent,
+            name,
+            options_factory,
+            per_session,
+            durable,
+            timeout=self._config.timeout,
+        )
 
     def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).

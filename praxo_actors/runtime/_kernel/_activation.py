@@ -31,6 +31,7 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import MNFuture
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session._session import SessionActor
@@ -143,6 +144,7 @@ class _Lane:
             self.activator.expire(stuck, self.name)
 
 
+@loop_owned
 class Activator:
     """Start and restore new sessions in batches (on the loop thread; see the module doc)."""
 
@@ -209,10 +211,13 @@ class Activator:
         try:
             if sessions is None or store is None:
                 raise pykka.ActorDeadError("no sessions supervisor")
+            # The event bus's current ref, handed to the batch's sessions the same way (a
+            # restart of the bus restarts the store and the sessions after it): one tuple.
+            refs = (store, self.kernel.bus_ref)
             specs = [
                 ChildSpec(
                     session_id,
-                    _SessionStart(self, session_id, entry, store),
+                    _SessionStart(self, session_id, entry, refs),
                     restart="temporary",
                     shutdown=self.timeout,
                     start_timeout=self.timeout * START_TIMEOUTS,
@@ -309,19 +314,19 @@ class _SessionStart:
     """A session's child-spec ``start`` (on the supervisor's thread): a slotted callable, since
     the sessions supervisor keeps one for each live session (a closure costs ~200 bytes more)."""
 
-    __slots__ = ("activator", "entry", "session_id", "store")
+    __slots__ = ("activator", "entry", "refs", "session_id")
 
     def __init__(
         self,
         activator: Activator,
         session_id: str,
         entry: Entry,
-        store: pykka.ActorRef[Any],
+        refs: tuple[pykka.ActorRef[Any], pykka.ActorRef[Any] | None],
     ) -> None:
         self.activator = activator
         self.session_id = session_id
         self.entry = entry
-        self.store = store
+        self.refs = refs  # (store, event bus), taken on the loop
 
     def __call__(self) -> pykka.ActorRef[Any]:
         activator = self.activator
@@ -334,8 +339,9 @@ class _SessionStart:
                 stale.stop(timeout=activator.timeout)
             except (pykka.ActorDeadError, pykka.Timeout):
                 logger.warning("stale_session_not_stopped", session_id=session_id)
+        store, bus = self.refs
         ref = SessionActor.start(
-            activator.host, session_id, self.store, actor_scheduler=activator.scheduler
+            activator.host, session_id, store, bus, actor_scheduler=activator.scheduler
         )
         try:
             registered: pykka.ActorRef[Any] = activator.registry.register(session_id, ref)

@@ -10,6 +10,7 @@ from praxo_actors._errors import (
     SessionBusyError,
     SessionOverloadedError,
 )
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._table import Entry
 from praxo_actors.runtime._protocol import CancelRun, StartRun, encode
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Admission"]
 
 
+@loop_owned
 class Admission:
     """Owned by the kernel, on the loop thread: the limits a run is admitted under."""
 

@@ -2,49 +2,60 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.actors._checks import any_thread, loop_owned
 from praxo_actors.agent import AgentOptions
 from praxo_actors.models import Event
 
-__all__ = ["Agents"]
+__all__ = ["Agents", "AgentsView"]
 
 
 def _no_sink(_event: Event) -> None:
     """Mark options whose events the session collects (the session never calls it)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AgentsView:
+    """The registered agents as published by the loop: never changed, replaced as a whole.
+
+    ``options`` memoises each agent's built options. It is the one part written after
+    publication, from whichever thread runs a session, and only with ``setdefault``: two
+    threads that race to build an agent's options agree on the first stored (building them
+    twice is harmless), and a registration publishes a new view with the agent's entry dropped.
+    """
+
+    factories: Mapping[str, Callable[[], AgentOptions]] = field(default_factory=dict)
+    per_session: frozenset[str] = frozenset()
+    durable: frozenset[str] = frozenset()
+    # agent name -> (options that emit events, options that do not)
+    options: dict[str, tuple[AgentOptions, AgentOptions]] = field(default_factory=dict)
+
+
+@loop_owned
 class Agents:
     """Agent factories by name; each factory is called once, when its agent first runs.
 
-    ``register`` may be called from any thread (a dict store is atomic); options are built on
-    the thread that runs the session, and rebuilding them twice in a race is harmless.
+    Registered on the loop's thread (the runtime posts ``register`` there), which publishes an
+    immutable :class:`AgentsView`; every other thread (callers, sessions on scheduler threads)
+    reads the view it finds, whole, never a registration half made.
     """
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         # The runtime's providers, for agents whose options name none of their own.
         self._providers = {"tracer_provider": tracer_provider, "meter_provider": meter_provider}
-        self._factories: dict[str, Callable[[], AgentOptions]] = {}
-        self._per_session: set[str] = set()
-        self._durable: set[str] = set()
-        # agent name -> (options that emit events, options that do not)
-        self._options: dict[str, tuple[AgentOptions, AgentOptions]] = {}
+        self._view = AgentsView()
 
+    @any_thread
     def __contains__(self, name: object) -> bool:
-        return name in self._factories
+        return name in self._view.factories
 
-    def register(
-        self,
-        name: str,
-        factory: Callable[[], AgentOptions],
-        per_session: bool = False,
-        durable: bool = False,
-    ) -> None:
-        """Register (or replace) an agent; ``per_session`` builds its options per session,
-        ``durable`` journals its runs' effects.
+    @staticmethod
+    def check(name: str, factory: Any, per_session: Any, durable: Any) -> None:
+        """Refuse a registration before it is posted to the loop.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, a non-callable factory or a
@@ -58,29 +69,54 @@ class Agents:
             raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
         if not isinstance(per_session, bool):
             raise PraxoError("RUNTIME_INVALID_CONFIG", "per_session must be a bool")
-        self._factories[name] = factory
-        self._options.pop(name, None)
-        for flag, names in ((per_session, self._per_session), (durable, self._durable)):
-            if flag:
-                names.add(name)
-            else:
-                names.discard(name)
 
+    def register(
+        self,
+        name: str,
+        factory: Callable[[], AgentOptions],
+        per_session: bool = False,
+        durable: bool = False,
+    ) -> None:
+        """Register (or replace) an agent; ``per_session`` builds its options per session,
+        ``durable`` journals its runs' effects (on the loop's thread).
+
+        Raises:
+            PraxoError: ``RUNTIME_INVALID_CONFIG`` (see :meth:`check`).
+        """
+        self.check(name, factory, per_session, durable)
+        old = self._view
+        options = dict(old.options)
+        options.pop(name, None)
+        self._view = AgentsView(
+            factories={**old.factories, name: factory},
+            per_session=_flagged(old.per_session, name, per_session),
+            durable=_flagged(old.durable, name, durable),
+            options=options,
+        )
+
+    @any_thread
+    def view(self) -> AgentsView:
+        """Return the registrations published last (from any thread)."""
+        return self._view
+
+    @any_thread
     def is_durable(self, name: str) -> bool:
         """Whether runs of agent ``name`` are journaled (see the session log)."""
-        return name in self._durable
+        return name in self._view.durable
 
+    @any_thread
     def output_type(self, name: str) -> Any:
         """Return the type agent ``name``'s structured output is an instance of (None: none).
 
         For reading kept results back (on the caller's thread): options already built are
         used, else the factory is called once more, and what it builds is not kept.
         """
-        cached = self._options.get(name)
+        view = self._view
+        cached = view.options.get(name)
         if cached is not None:
             options = cached[1]
         else:
-            factory = self._factories.get(name)
+            factory = view.factories.get(name)
             if factory is None:
                 return None
             options = factory()
@@ -89,6 +125,7 @@ class Agents:
         so = options.structured_output
         return None if so is None else so.output_type
 
+    @any_thread
     def options_for(self, name: str, events: bool = True, session: Any = None) -> AgentOptions:
         """Return the options of a registered agent, with or without event collection.
 
@@ -100,11 +137,12 @@ class Agents:
             PraxoError: ``RUNTIME_UNKNOWN_AGENT``; ``RUNTIME_INVALID_CONFIG`` for a factory that
                 does not return ``AgentOptions`` or returns options with their own ``sink``.
         """
-        per_session = session is not None and name in self._per_session
-        cache = session.own_options() if per_session else self._options
+        view = self._view
+        per_session = session is not None and name in view.per_session
+        cache = session.own_options() if per_session else view.options
         cached = cache.get(name)
         if cached is None:
-            factory = self._factories.get(name)
+            factory = view.factories.get(name)
             if factory is None:
                 raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {name!r}")
             built = factory()
@@ -119,8 +157,7 @@ class Agents:
                     f"agent {name!r} has a sink: use runtime.events.subscribe(...) instead",
                 )
             built = self._named(built, name)
-            cached = (replace(built, sink=_no_sink), built)
-            cache[name] = cached
+            cached = cache.setdefault(name, (replace(built, sink=_no_sink), built))
         return cached[0] if events else cached[1]
 
     def _named(self, options: AgentOptions, name: str) -> AgentOptions:
@@ -131,3 +168,7 @@ class Agents:
             if provider is not None and getattr(options, field_name) is None:
                 changes[field_name] = provider
         return replace(options, **changes) if changes else options
+
+
+def _flagged(names: frozenset[str], name: str, flag: bool) -> frozenset[str]:
+    return names | {name} if flag else names - {name}

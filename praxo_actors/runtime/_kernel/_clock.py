@@ -9,12 +9,13 @@ runtime's timer callbacks run on its event loop thread.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from praxo_actors.actors._gate import OffLoopTimer
 
 __all__ = ["LoopClock", "RuntimeClock", "Timer"]
 
@@ -84,7 +85,11 @@ class LoopClock:
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
         """Call ``fn(*args)`` on the loop thread after ``delay`` seconds of this clock."""
         if threading.get_ident() != self._loop_thread_id:
-            return _OffLoopTimer(self, self.now() + delay, fn, args)
+            due = self.now() + delay
+            # Armed from its due time: the hop to the loop must not delay it.
+            return OffLoopTimer(
+                self._loop, lambda fire: self.call_later(due - self.now(), fire), fn, args
+            )
         if self._clock is None:
             return self._loop.call_later(delay, fn, *args)
         if delay <= 0:
@@ -109,29 +114,3 @@ class LoopClock:
             return  # the loop is closed: the runtime has stopped, nothing is left to time
         # Bounded: a loop that stops meanwhile never runs it.
         ran.wait(self._wait)
-
-
-class _OffLoopTimer:
-    """A timer set from another thread: armed on the loop, cancellable before and after."""
-
-    __slots__ = ("_cancelled", "_timer")
-
-    def __init__(
-        self, clock: LoopClock, due: float, fn: Callable[..., Any], args: tuple[Any, ...]
-    ) -> None:
-        self._cancelled = False
-        self._timer: Timer | None = None
-
-        def arm() -> None:
-            if not self._cancelled:  # from its due time: the hop to the loop must not delay it
-                self._timer = clock.call_later(due - clock.now(), fn, *args)
-
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing is left to time
-            clock._loop.call_soon_threadsafe(arm)
-
-    def cancel(self) -> None:
-        """Stop the timer from firing (harmless once it has fired)."""
-        self._cancelled = True
-        timer = self._timer
-        if timer is not None:
-            timer.cancel()

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ Held = tuple[RunFuture, str, str, int | None, str | None, bool, bool]
 _ALIASES_KEPT = 1000  # a future's first id, for a cancel that read it before the lookup ended
 
 
+@loop_owned
 class ResumeFinder:
     """Owned by the kernel, on the loop thread: the lookups of resumes and what they hold."""
 

@@ -11,26 +11,33 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
-from contextvars import Context
+from contextvars import Context, ContextVar, copy_context
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import pykka
-
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopGate, LoopScheduler
+from praxo_actors.actors._checks import set_owner
 from praxo_actors.agent import AgentOptions
 from praxo_actors.runtime._kernel._clock import LoopClock, Timer
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["SessionHost"]
+__all__ = ["SessionHost", "current_host"]
 
 logger = get_logger("praxo_actors.runtime")
 
 Outcome = Callable[[bool, Any], None]
 T = TypeVar("T")
+
+
+_current: ContextVar[SessionHost | None] = ContextVar("praxo_session_host", default=None)
+
+
+def current_host() -> SessionHost | None:
+    """Return the host whose session started the running callback (None outside one)."""
+    return _current.get()
 
 
 @dataclass(eq=False, slots=True)
@@ -49,6 +56,7 @@ class SessionHost:
     gate: LoopGate = field(init=False)
 
     def __post_init__(self) -> None:
+        set_owner(self.bridge, self.loop_thread_id)
         self.gate = LoopGate(
             self.loop, self.loop_thread_id, after_posted=self.loop_scheduler.run_now
         )
@@ -57,18 +65,6 @@ class SessionHost:
     def router(self) -> Kernel:
         """The kernel (its methods run on the loop thread: reach them through :meth:`post`)."""
         return self.kernel
-
-    @property
-    def bus_ref(self) -> pykka.ActorRef[Any]:
-        """The event bus actor's current ref.
-
-        The bus's start function hands it to the kernel on the loop; a session created after
-        that reads it (a restart of the bus restarts every session after it).
-        """
-        ref = self.kernel.bus_ref
-        if ref is None:
-            raise pykka.ActorDeadError("the event bus has not started")
-        return ref
 
     def post(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Run ``fn(*args)`` on the loop thread (see :meth:`LoopGate.post`).
@@ -96,6 +92,10 @@ class SessionHost:
 
         Return the task when started on the loop's thread (None from elsewhere: it starts soon).
         """
+        # The callback knows its host (an agent tool finds its runtime so, from its own
+        # context: no scan of other runtimes, no state read off their loops).
+        context = copy_context() if context is None else context
+        context.run(_current.set, self)
         if threading.get_ident() == self.loop_thread_id:
             return self.bridge.start(fn, args, done, context)
         if not self.post(self.bridge.start, fn, args, done, context):

@@ -32,6 +32,7 @@ import pykka
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
+from praxo_actors.actors._checks import any_thread, loop_owned, set_owner
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._events._events import EventRouter
 from praxo_actors.runtime._kernel._activation import Activator
@@ -60,6 +61,7 @@ T = TypeVar("T")
 Lookup = Callable[["Kernel", str], Coroutine[Any, Any, str | None]]
 
 
+@loop_owned
 class Kernel:
     """Route runs to session actors and settle them; every method runs on the loop thread
     unless it says otherwise (see the module doc)."""
@@ -98,6 +100,8 @@ class Kernel:
         self.bus_ref: pykka.ActorRef[Any] | None = None
         self.sessions_ref: pykka.ActorRef[Any] | None = None
         self.sessions: Any = None  # the sessions supervisor's proxy, with its ref
+        # The runtime's front (a weakref), handed over once by a post (:meth:`attach_front`).
+        self.front: Callable[[], Any] = _no_front
         self.counters = Counters()
         self.table = SessionTable(registry, self.counters, clock.now)
         self.runs = RunBook(self.counters)
@@ -119,13 +123,38 @@ class Kernel:
         self.admission = Admission(self, max_live_sessions, max_queue, on_busy)
         self.lifecycle = Lifecycle(self)
         self.settlement = Settlement(self)
+        for part in self._parts():
+            set_owner(part, loop_thread_id)
+
+    def _parts(self) -> tuple[object, ...]:
+        return (
+            self,
+            self.agents,
+            self.table,
+            self.runs,
+            self.resumption,
+            self.activator,
+            self.finder,
+            self.admission,
+            self.lifecycle,
+            self.settlement,
+        )
+
+    @any_thread
+    def release(self) -> None:
+        """Let any thread read the kernel from now on: its loop has stopped for good (the
+        stopping thread settles what is left, a stopped runtime's statistics read it)."""
+        for part in self._parts():
+            set_owner(part, None)
 
     # -- from any thread ----------------------------------------------------------------------
 
+    @any_thread
     def post(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Run ``fn(*args)`` on the loop thread (any thread); False if the loop is closed."""
         return self.host.gate.post(fn, *args)
 
+    @any_thread
     def post_now(self, fn: Callable[..., Any], *args: Any) -> bool:
         """:meth:`post`, then run what it made ready now when on the loop outside a turn (a
         run submitted from a coroutine on the loop starts in the same step)."""
@@ -133,6 +162,7 @@ class Kernel:
         # callback that run_now would only cancel.
         return self.host.loop_scheduler.run_after(self.host.gate.post, fn, *args)
 
+    @any_thread
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (any thread).
 
@@ -141,6 +171,7 @@ class Kernel:
         """
         return self.host.gate.call(fn, *args, timeout=timeout)
 
+    @any_thread
     def request_cancel(self, run_id: str) -> bool:
         """``RunFuture.cancel`` (any thread): cancel on the loop; False once it has stopped."""
         try:
@@ -148,6 +179,7 @@ class Kernel:
         except PraxoError:
             return False
 
+    @any_thread
     def ask_store(self, message: bytes) -> MNFuture[Any]:
         """Ask the store actor (any thread), through the loop that holds its current ref.
 
@@ -180,6 +212,15 @@ class Kernel:
         cast("MNFuture[Any]", answer).add_done_callback(relay)
 
     # -- the tree's children --------------------------------------------------------------------
+
+    def attach_front(self, front: Callable[[], Any]) -> None:
+        """Take the (weak) ref of the runtime's front, for the callbacks that need it."""
+        self.front = front
+
+    def bus_actor(self) -> pykka.ActorRef[Any] | None:
+        """Return the event bus actor's current ref (None before it started); other threads
+        ask it with :meth:`call`, and keep what they got only for one exchange."""
+        return self.bus_ref
 
     def child_started(self, name: str, ref: pykka.ActorRef[Any], proxy: Any = None) -> None:
         """Take the ref of a (re)started child of the tree: ``store``, ``events``, or
@@ -399,3 +440,7 @@ class Kernel:
             runs_refused=c.runs_refused,
             stopped_versions=len(self.versions),
         )
+
+
+def _no_front() -> None:
+    return None

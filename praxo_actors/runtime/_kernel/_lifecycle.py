@@ -10,6 +10,7 @@ import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.runtime._kernel._runs import own
 from praxo_actors.runtime._kernel._table import Entry
@@ -26,6 +27,7 @@ logger = get_logger("praxo_actors.runtime")
 _RETRIES = 3  # times a durable run is sent again after crashes of its session
 
 
+@loop_owned
 class Lifecycle:
     """Owned by the kernel, on the loop thread: sessions coming up and going down."""
 

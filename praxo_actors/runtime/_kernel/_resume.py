@@ -5,12 +5,12 @@ runs its inbox holds (accepted by ``submit``, not begun), in order."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.actors._checks import any_thread, loop_owned
 from praxo_actors.runtime._protocol import LoadPending, Pending, decode, encode
 
 if TYPE_CHECKING:
@@ -20,16 +20,21 @@ if TYPE_CHECKING:
 __all__ = ["Resumer"]
 
 
+@loop_owned
 class Resumer:
-    """Which sessions hold a journaled run, by agent; wakes them when their agent is known."""
+    """Which sessions hold a journaled run, by agent; wakes them when their agent is known.
+
+    The store is read on the caller's thread (it waits); the plan is kept, and sessions are
+    woken, on the loop's thread, where agents are registered.
+    """
 
     def __init__(self, kernel: Kernel, agents: Agents, timeout: float) -> None:
         self.kernel = kernel
         self.agents = agents
         self.timeout = timeout
-        self._lock = threading.Lock()
         self._plan: dict[str, list[str]] = {}
 
+    @any_thread
     def pending(self) -> dict[str, list[str]]:
         """Read every session with a journaled run from the store: agent name -> session ids.
 
@@ -44,6 +49,7 @@ class Resumer:
             raise _store_error(exc) from None
         return self._plan_of(reply)
 
+    @any_thread
     async def apending(self) -> dict[str, list[str]]:
         """:meth:`pending`, awaited."""
         try:
@@ -73,43 +79,45 @@ class Resumer:
                 plan.setdefault(run.agent, []).append(session_id)
         return plan
 
+    @any_thread
     def plan(self) -> None:
         """Remember what to resume as agents register (``Runtime.start(..., resume=True)``)."""
-        plan = self.pending()
-        with self._lock:
-            self._plan = plan
+        self.kernel.call(self.adopt, self.pending(), timeout=self.timeout)
+
+    def adopt(self, plan: dict[str, list[str]]) -> None:
+        """Keep ``plan``, and wake at once the sessions of the agents already registered."""
+        self._plan = plan
         for name in list(plan):
             if name in self.agents:
                 self.agent_registered(name)
 
     def agent_registered(self, name: str) -> None:
-        with self._lock:
-            sessions = self._plan.pop(name, [])
+        """Wake the sessions of the plan that wait for agent ``name``."""
+        sessions = self._plan.pop(name, [])
         if sessions:
             self.wake(sessions)
 
     def wake(self, sessions: list[str]) -> None:
-        kernel = self.kernel
+        """Activate ``sessions`` (each resumes its journaled run)."""
+        for session_id in sessions:
+            self.kernel.wake(session_id)
 
-        def wake_all() -> None:
-            for session_id in sessions:
-                kernel.wake(session_id)
-
-        if not kernel.post(wake_all):
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
-
+    @any_thread
     def resume_pending(self) -> int:
         """Restore every session with a journaled run of a registered agent; return how many."""
         return self._wake_registered(self.pending())
 
+    @any_thread
     async def aresume_pending(self) -> int:
         """:meth:`resume_pending`, awaited."""
         return self._wake_registered(await self.apending())
 
     def _wake_registered(self, plan: dict[str, list[str]]) -> int:
-        sessions = [sid for name, ids in plan.items() if name in self.agents for sid in ids]
-        if sessions:
-            self.wake(sessions)
+        # Any thread: the agents' view is immutable, and the wake is posted to the loop.
+        view = self.agents.view()
+        sessions = [sid for name, ids in plan.items() if name in view.factories for sid in ids]
+        if sessions and not self.kernel.post(self.wake, sessions):
+            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
         return len(sessions)
 
 

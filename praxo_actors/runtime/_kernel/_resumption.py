@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from praxo_actors._errors import AgentError
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ Found = Callable[[RunFuture | None], None]
 _RESUMED_KEPT = 1000  # futures of resumed runs kept after they end, for a late handle.result
 
 
+@loop_owned
 class Resumption:
     """Owned by the kernel, on the loop thread: resumes held, resumed runs, their watchers."""
 

@@ -15,6 +15,7 @@ from typing import Any
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._statistics import Counters
@@ -26,6 +27,7 @@ __all__ = ["REFUSED_KEPT", "RunBook", "fail", "own"]
 REFUSED_KEPT = 1000
 
 
+@loop_owned
 class RunBook:
     """The runs admitted and not yet settled, and what each still waits for."""
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import fail
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Settlement"]
 
 
+@loop_owned
 class Settlement:
     """Settle runs for the kernel (see the module doc)."""
 

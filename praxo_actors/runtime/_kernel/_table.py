@@ -15,6 +15,7 @@ from typing import Any
 import pykka
 
 from praxo_actors._log import get_logger
+from praxo_actors.actors._checks import loop_owned
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._statistics import Counters
 
@@ -70,6 +71,7 @@ class Entry:
         return popped
 
 
+@loop_owned
 class SessionTable:
     """The live and activating sessions, least recently used first."""
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import pykka
 
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import Publish, encode
@@ -15,23 +16,37 @@ if TYPE_CHECKING:
 __all__ = ["publish", "publish_delta"]
 
 
-def publish(host: SessionHost, events: list[Event], parent: str | None = None) -> None:
-    """Publish a run's queued events, in order; ``parent``: the calling session of an agent
-    tool's child run, which its events name."""
+def publish(
+    host: SessionHost,
+    bus: pykka.ActorRef[Any] | None,
+    events: list[Event],
+    parent: str | None = None,
+) -> None:
+    """Publish a run's queued events to ``bus`` (the session's, handed over at its start), in
+    order; ``parent``: the calling session of an agent tool's child run, which its events name."""
     if parent is not None:
         events = [_tagged(event, parent) for event in events]
     host.post(host.router.count_events, len(events))
     if host.has_subscribers():
-        host.bus_ref.tell(encode(Publish(events=events)))
+        _tell(bus, encode(Publish(events=events)))
 
 
-def publish_delta(host: SessionHost, event: Event, parent: str | None = None) -> None:
+def publish_delta(
+    host: SessionHost, bus: pykka.ActorRef[Any] | None, event: Event, parent: str | None = None
+) -> None:
     """Deliver a model's ``model.delta`` at once (from the thread the model runs on; it reads
-    nothing of the kernel's: the parent, if any, comes from the run's ``StartRun``)."""
+    nothing of the kernel's: the bus ref is the session's, the parent, if any, comes from the
+    run's ``StartRun``)."""
     host.post(host.router.count_events, 1)
     if parent is not None:
         event = _tagged(event, parent)
-    host.bus_ref.tell(encode(Publish(events=[event])))
+    _tell(bus, encode(Publish(events=[event])))
+
+
+def _tell(bus: pykka.ActorRef[Any] | None, message: bytes) -> None:
+    if bus is None:
+        raise pykka.ActorDeadError("the event bus has not started")
+    bus.tell(message)
 
 
 def _tagged(event: Event, parent: str) -> Event:

@@ -85,13 +85,21 @@ class SessionActor(MNActor):
     # that an idle session holds no field for it.
     _stopping: str | None = None
 
-    def __init__(self, host: SessionHost, session_id: str, store: pykka.ActorRef[Any]) -> None:
+    def __init__(
+        self,
+        host: SessionHost,
+        session_id: str,
+        store: pykka.ActorRef[Any],
+        bus: pykka.ActorRef[Any] | None = None,
+    ) -> None:
         super().__init__()
         self.host = host
         self.session_id = session_id
-        # The store actor this session commits to, directly (a restart of the store restarts
-        # every session after it, so the ref holds for this actor's life).
+        # The store actor this session commits to, and the event bus it publishes to,
+        # directly: both handed over by the kernel at its start (a restart of either restarts
+        # every session after it, so the refs hold for this actor's life).
         self.store = store
+        self.bus = bus
         self.session: Session | None = None  # None until the Restore message
         self.position: LogPosition | None = None  # where the session stands in its log
         self.stash: list[Any] | None = None
@@ -394,7 +402,9 @@ class SessionActor(MNActor):
         while effect is not None:
             deltas = self._publish_delta
             if current.parent is not None:  # a child run's deltas name its caller
-                deltas = functools.partial(publish_delta, self.host, parent=current.parent)
+                deltas = functools.partial(
+                    publish_delta, self.host, self.bus, parent=current.parent
+                )
             step = decide(effect, durable, current.stop_code, deltas)
             if type(step) is Emit:
                 current.add_event(step.event)
@@ -464,10 +474,10 @@ class SessionActor(MNActor):
     def _publish(self, current: Run) -> None:
         events = current.take_events()
         if events:
-            publish(self.host, events, current.parent)
+            publish(self.host, self.bus, events, current.parent)
 
     def _publish_delta(self, event: Event) -> None:
-        publish_delta(self.host, event)
+        publish_delta(self.host, self.bus, event)
 
     # -- durable runs ------------------------------------------------------------------------
 
