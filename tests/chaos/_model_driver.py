@@ -66,7 +66,8 @@ class Child:
             line = self._lines.get(timeout=self.answer_within)
         except queue.Empty:
             self.kill()
-            raise AssertionError(f"the runtime answered nothing to {op} in {self.answer_within} s")
+            within = self.answer_within
+            raise AssertionError(f"the runtime answered nothing to {op} in {within} s") from None
         if line is None:
             code = self.process.wait(timeout=self.answer_within)
             raise AssertionError(f"the child process ended (exit {code}) during {op}")
