@@ -13,8 +13,11 @@ restart, and after every step checks the history against the model:
 - no session is wedged: a fresh run on every session that nothing holds settles within a
   bound; at the end every pending approval, approved, completes under its own run id.
 
-``PRAXO_MODEL_EXAMPLES`` and ``PRAXO_MODEL_STEPS`` set the examples and the steps of each
-(``make fuzz`` runs thousands of steps); under ``CI`` the sequence is fixed.
+``PRAXO_MODEL_EXAMPLES`` and ``PRAXO_MODEL_STEPS`` set the examples and the steps of each;
+``PRAXO_MODEL_SHRINK=1`` shrinks a failing sequence (minutes: every example starts processes)
+and ``PRAXO_MODEL_MIN_STEPS`` checks how many steps ran (``make fuzz`` sets all four for
+5,000+ steps). Under ``CI`` the sequence is fixed. The sequences it found failing are replayed
+on every run (``REPLAYS``).
 """
 
 from __future__ import annotations
