@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import threading
+import traceback
 from typing import Any
 
 import pykka
@@ -200,7 +201,10 @@ def main() -> None:
             print(json.dumps({"ready": child.generation}), flush=True)
             continue
         assert child is not None, op
-        reply = getattr(child, op)(**command)
+        try:
+            reply = getattr(child, op)(**command)
+        except Exception:  # a fault of this driver, or of the runtime: the test reports it
+            reply = {"child_error": traceback.format_exc()}
         print(json.dumps(reply), flush=True)
         if op == "close":
             return

@@ -72,6 +72,8 @@ class Child:
             code = self.process.wait(timeout=self.answer_within)
             raise AssertionError(f"the child process ended (exit {code}) during {op}")
         answer: dict[str, Any] = json.loads(line)
+        if "child_error" in answer:
+            raise AssertionError(f"{op} raised in the child process:\n{answer['child_error']}")
         return answer
 
     def send(self, op: str, **args: Any) -> dict[str, Any]:

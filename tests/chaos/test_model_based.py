@@ -257,6 +257,17 @@ class RuntimeModel(RuleBasedStateMachine):
         if hold:
             self.holds[session].add(input)
 
+    @rule(
+        session=st.sampled_from(SESSIONS),
+        first=st.sampled_from(KINDS),
+        then=st.lists(st.sampled_from(KINDS), min_size=1, max_size=3),
+    )
+    def queue(self, session: str, first: str, then: list[str]) -> None:
+        """Submit a run held in its first model call, then more behind it (enqueued)."""
+        self.submit(session, first, True)
+        for kind in then:
+            self.submit(session, kind, False)
+
     @rule(session=st.sampled_from(SESSIONS), kind=st.sampled_from(KINDS))
     def run(self, session: str, kind: str) -> None:
         if self.holds[session]:  # else it waits behind the held run, and then its queue
