@@ -40,7 +40,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from praxo_actors import PraxoError
 from praxo_actors.models import Message
 
-EXAMPLES = int(os.environ.get("PRAXO_MODEL_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PRAXO_MODEL_EXAMPLES", "10"))
 STEPS = int(os.environ.get("PRAXO_MODEL_STEPS", "20"))
 SHRINK = os.environ.get("PRAXO_MODEL_SHRINK") == "1"
 SETTLE = 10.0  # seconds a run that nothing holds may take to settle (each takes milliseconds)
@@ -363,7 +363,7 @@ RuntimeModel.TestCase.settings = settings(
 )
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _spares() -> Iterator[None]:
     yield
     SPARES.close()
