@@ -46,13 +46,16 @@ demo: $(CLI_STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/praxo-actors bench
 
-# The adversarial suite's fuzz targets at 10,000 examples each and its corpora at full size
-# (nightly-style; not part of `make test`, whose run of the same tests is a fraction of it).
-# A target may take minutes.
+# The adversarial suite's fuzz targets at 10,000 examples each and its corpora at full size,
+# and the runtime's model-based test over 250 sequences of 25 steps (at least 5,000 steps,
+# counted; a failing sequence is shrunk), nightly-style: not part of `make test`, whose run of
+# the same tests is a fraction of it. A target may take minutes (the model-based one, tens).
 fuzz: $(STAMP)
 	PRAXO_FUZZ_EXAMPLES=10000 $(PY) -m pytest -q tests/adversarial/test_fuzz_entry_points.py --timeout=3600
 	PRAXO_PATH_CORPUS_SCALE=8 $(PY) -m pytest -q tests/adversarial/test_path_corpus.py --timeout=3600
 	PRAXO_FORGERY_SAMPLE=100000 $(PY) -m pytest -q tests/adversarial/test_session_log_forgeries.py --timeout=3600
+	PRAXO_MODEL_EXAMPLES=250 PRAXO_MODEL_STEPS=25 PRAXO_MODEL_MIN_STEPS=5000 PRAXO_MODEL_SHRINK=1 \
+		PRAXO_MODEL_TIMEOUT=14400 $(PY) -m pytest -q tests/chaos/test_model_based.py
 
 clean:
 	rm -rf $(VENV) .praxo build dist *.egg-info
