@@ -166,16 +166,17 @@ def _set_usage(span: Span, usage: dict[str, Any] | None) -> None:
             span.set_attribute(f"gen_ai.usage.{key}", value)
 
 
-def _tool_span(tool: str, call: ToolCall, limit: int | None) -> tuple[str, dict[str, Any]]:
-    """The name and attributes of an ``execute_tool`` span."""
+def _tool_span(run: Run, tool: str, call: ToolCall) -> tuple[str, dict[str, Any]]:
+    """The name and attributes of an ``execute_tool`` span (of ``run``'s conversation)."""
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool,
         "gen_ai.tool.type": "function",
+        "gen_ai.conversation.id": run.session_id,
     }
     if call.id is not None:
         attributes["gen_ai.tool.call.id"] = call.id
-    return f"execute_tool {tool}", cut_attributes(attributes, limit)
+    return f"execute_tool {tool}", cut_attributes(attributes, run.limit)
 
 
 def refused(run: Run, refusal: RefusedCall) -> None:
@@ -184,7 +185,7 @@ def refused(run: Run, refusal: RefusedCall) -> None:
     if tracer is None:
         return
     call = refusal.call
-    name, attributes = _tool_span(call.name, call, run.limit)
+    name, attributes = _tool_span(run, call.name, call)
     span = tracer.start_span(
         cut(name, run.limit), context=run.parent, kind=SpanKind.INTERNAL, attributes=attributes
     )
@@ -222,7 +223,7 @@ class Call:
             attributes["gen_ai.conversation.id"] = cut(run.session_id, limit)
         else:
             assert type(effect) is CallTool
-            name, attributes = _tool_span(effect.tool.name, effect.call, limit)
+            name, attributes = _tool_span(run, effect.tool.name, effect.call)
             kind = SpanKind.INTERNAL
             self.measured = {}
         self.span: Span | None = None
