@@ -15,6 +15,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.agent._caller import take
 from praxo_actors.agent._content import messages_json, value_json
 from praxo_actors.agent._effects import CallModel, CallTool, RefusedCall
 from praxo_actors.agent._genai import (
@@ -107,6 +108,7 @@ class Run:
             name = f"invoke_agent {agent}" if agent else "invoke_agent"
             self.span = tracer.start_span(
                 cut(name, self.limit),
+                context=take(run_id),  # a hosted run's caller's; None: the current context
                 kind=SpanKind.INTERNAL,
                 attributes=cut_attributes(attributes, self.limit),
             )

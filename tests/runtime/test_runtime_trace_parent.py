@@ -1,0 +1,126 @@
+"""A run the runtime hosts, asked for inside a span, is that span's child; its invoke_agent
+span carries the run's input and output with capture_content, and none without."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from _otel import Recorded
+from _runtime_helpers import TIMEOUT
+
+from praxo_actors.agent import new_agent_options
+from praxo_actors.agent._caller import KEPT, _parents, capture, take
+from praxo_actors.runtime import Runtime, SessionHandle
+from praxo_actors.testing import EchoModel
+
+Start = Callable[..., Runtime]
+
+
+@pytest.fixture
+def otel() -> Iterator[Recorded]:
+    """Return in-memory providers, shut down after the test."""
+    recorded = Recorded()
+    yield recorded
+    recorded.shutdown()
+
+
+def by_run(handle: SessionHandle) -> str:
+    return handle.run("hello").get(timeout=TIMEOUT).output
+
+
+def by_arun(handle: SessionHandle) -> str:
+    return asyncio.run(handle.arun("hello")).output
+
+
+def by_submit(handle: SessionHandle) -> str:
+    return handle.result(handle.submit("hello"), timeout=TIMEOUT).output
+
+
+def by_astream(handle: SessionHandle) -> str:
+    async def go() -> str:
+        stream = handle.astream("hello")
+        async for _event in stream:
+            pass
+        return (await stream.result()).output
+
+    return asyncio.run(go())
+
+
+WAYS = {"run": by_run, "arun": by_arun, "submit": by_submit, "astream": by_astream}
+
+
+def echo(**options: Any) -> Callable[[], Any]:
+    return lambda: new_agent_options(EchoModel(), **options)
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+def test_a_run_asked_for_inside_a_span_is_its_child(
+    runtime: Start, otel: Recorded, way: str
+) -> None:
+    """run, arun, submit and astream inside a span: the run's invoke_agent span is a child of
+    that span, in its trace, and the run's chat span the run's child."""
+    rt = runtime(agents={"echo": echo()}, tracer_provider=otel.tracer_provider)
+    handle = rt.session("s", agent="echo")
+    tracer = otel.tracer_provider.get_tracer("caller")
+    with tracer.start_as_current_span("request") as caller:
+        assert WAYS[way](handle) == "hello"
+    run = otel.wait_span("invoke_agent echo")
+    assert run.parent is not None
+    assert run.parent.span_id == caller.get_span_context().span_id
+    assert run.context.trace_id == caller.get_span_context().trace_id
+    chat = otel.wait_span("chat EchoModel")
+    assert chat.parent is not None and chat.parent.span_id == run.context.span_id
+    assert chat.context.trace_id == caller.get_span_context().trace_id
+    assert not _parents  # taken by the run
+
+
+def test_a_run_asked_for_outside_any_span_is_a_root(runtime: Start, otel: Recorded) -> None:
+    """Without a current span the run's span has no parent, and nothing is kept for it."""
+    rt = runtime(agents={"echo": echo()}, tracer_provider=otel.tracer_provider)
+    rt.session("s", agent="echo").run("hello").get(timeout=TIMEOUT)
+    assert otel.wait_span("invoke_agent echo").parent is None
+    assert not _parents
+
+
+def test_contexts_of_runs_that_never_start_are_bounded(otel: Recorded) -> None:
+    """A context captured for a run that never takes it is dropped, oldest first, past KEPT."""
+    tracer = otel.tracer_provider.get_tracer("caller")
+    try:
+        with tracer.start_as_current_span("request"):
+            for n in range(KEPT + 2):
+                capture(f"r{n}")
+        assert len(_parents) == KEPT
+        assert take("r0") is None and take("r1") is None
+        assert take(f"r{KEPT + 1}") is not None
+    finally:
+        _parents.clear()
+
+
+@pytest.mark.parametrize("capture_content", [False, True])
+def test_a_hosted_runs_span_carries_its_input_and_output_with_capture_content(
+    runtime: Start, otel: Recorded, capture_content: bool
+) -> None:
+    """With capture_content the invoke_agent span holds the run's input and output messages
+    (redacted and cut as all content is); without, neither."""
+    email = "ada@example.com"
+    options = echo(capture_content=capture_content, max_attribute_bytes=200)
+    rt = runtime(agents={"echo": options}, tracer_provider=otel.tracer_provider)
+    text = f"mail {email} " + "z" * 500
+    rt.session("s", agent="echo").run(text).get(timeout=TIMEOUT)
+    attributes = dict(otel.wait_span("invoke_agent echo").attributes or {})
+    if not capture_content:
+        assert "gen_ai.input.messages" not in attributes
+        assert "gen_ai.output.messages" not in attributes
+        return
+    starts = {
+        "gen_ai.input.messages": '[{"parts":[{"content":"mail [REDACTED_EMAIL] zzz',
+        "gen_ai.output.messages": (
+            '[{"finish_reason":"stop","parts":[{"content":"mail [REDACTED_EMAIL] zzz'
+        ),
+    }
+    for key, start in starts.items():
+        value = str(attributes[key])
+        assert value.startswith(start) and len(value) == 200 and email not in value
