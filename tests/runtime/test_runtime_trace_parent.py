@@ -4,6 +4,7 @@ span carries the run's input and output with capture_content, and none without."
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -12,7 +13,7 @@ from _otel import Recorded
 from _runtime_helpers import TIMEOUT
 
 from praxo_actors.agent import new_agent_options
-from praxo_actors.agent._caller import KEPT, _parents, capture, take
+from praxo_actors.agent._caller import KEPT, _parents, attached, capture, take, traceparent
 from praxo_actors.runtime import Runtime, SessionHandle
 from praxo_actors.testing import EchoModel
 
@@ -124,3 +125,34 @@ def test_a_hosted_runs_span_carries_its_input_and_output_with_capture_content(
     for key, start in starts.items():
         value = str(attributes[key])
         assert value.startswith(start) and len(value) == 200 and email not in value
+
+
+def test_a_traceparent_carried_to_another_thread_makes_the_run_a_child(
+    runtime: Start, otel: Recorded
+) -> None:
+    """A cluster's host makes the caller's traceparent current while it asks for the run:
+    the run, asked for on another thread (here), is the caller's span's child."""
+    rt = runtime(agents={"echo": echo()}, tracer_provider=otel.tracer_provider)
+    handle = rt.session("s", agent="echo")
+    assert traceparent() is None
+    with otel.tracer_provider.get_tracer("caller").start_as_current_span("request") as caller:
+        carried = traceparent()
+    assert carried is not None
+    ours = caller.get_span_context()
+    assert carried.startswith(f"00-{ours.trace_id:032x}-{ours.span_id:016x}-")
+    results: list[str] = []
+
+    def host() -> None:
+        with attached(carried):
+            future = handle.run("hello")
+        results.append(future.get(timeout=TIMEOUT).output)
+
+    thread = threading.Thread(target=host)
+    thread.start()
+    thread.join(TIMEOUT)
+    assert results == ["hello"]
+    run = otel.wait_span("invoke_agent echo")
+    assert run.parent is not None and run.parent.span_id == ours.span_id
+    assert run.context.trace_id == ours.trace_id
+    with attached(None):  # nothing carried: nothing changes
+        assert traceparent() is None
