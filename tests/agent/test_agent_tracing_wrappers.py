@@ -11,8 +11,15 @@ from typing import Any
 import pytest
 from _otel import Recorded
 
-from praxo_actors.agent import arun_agent, fallback_model, new_agent_options, run_agent
-from praxo_actors.models import ModelError, Request, Response, message_assistant, session
+from praxo_actors.agent import Tool, arun_agent, fallback_model, new_agent_options, run_agent
+from praxo_actors.models import (
+    ModelError,
+    Request,
+    Response,
+    ToolCall,
+    message_assistant,
+    session,
+)
 from praxo_actors.providers import rate_limited, retrying
 from praxo_actors.testing import FunctionModel, ScriptedModel
 
@@ -167,3 +174,48 @@ def test_a_cycle_of_wrappers_ends_and_a_failing_attribute_does_not_fail_the_run(
         options = new_agent_options(model, tracer_provider=otel.tracer_provider)
         assert run_agent(options, session("s"), "go").output == "ok"
     assert otel.names() == ["chat Loop", "invoke_agent", "chat Broken", "invoke_agent"]
+
+
+def test_every_attribute_is_named_in_the_semantic_conventions_registry(otel: Recorded) -> None:
+    """Every attribute of a traced run with a wrapped model, a tool and content (but the
+    project's own ``praxo.*``) is one the OpenTelemetry semantic conventions' registry names;
+    the tool span names its conversation."""
+    from opentelemetry.semconv._incubating.attributes import (
+        error_attributes,
+        gen_ai_attributes,
+        server_attributes,
+    )
+
+    registry = {
+        value
+        for module in (error_attributes, gen_ai_attributes, server_attributes)
+        for name, value in vars(module).items()
+        if name.isupper() and isinstance(value, str)
+    }
+    served = Served()
+    calls = iter([ToolCall("add", {"a": 1}, id="c1"), "done"])
+
+    @functools.wraps(served)
+    def scripted(request: Request) -> Any:
+        served(request)
+        reply = next(calls)
+        return (
+            Response(message_assistant("", [reply]))
+            if isinstance(reply, ToolCall)
+            else (Response(message_assistant(reply), usage={"input_tokens": 3, "output_tokens": 1}))
+        )
+
+    add = Tool("add", "Add.", {"type": "object"}, lambda arguments: arguments["a"] + 1)
+    options = new_agent_options(
+        scripted,
+        tools=[add],
+        name="calc",
+        capture_content=True,
+        tracer_provider=otel.tracer_provider,
+    )
+    run_agent(options, session("s-9"), "go")
+    keys = {key for span in otel.spans() for key in span.attributes or {}}
+    assert {key for key in keys if not key.startswith("praxo.")} <= registry
+    assert {"gen_ai.input.messages", "gen_ai.output.messages", "server.address"} <= keys
+    tool = otel.span("execute_tool add").attributes or {}
+    assert tool["gen_ai.conversation.id"] == "s-9"
