@@ -75,15 +75,15 @@ def test_a_run_asked_for_inside_a_span_is_its_child(
     chat = otel.wait_span("chat EchoModel")
     assert chat.parent is not None and chat.parent.span_id == run.context.span_id
     assert chat.context.trace_id == caller.get_span_context().trace_id
-    assert not _parents  # taken by the run
+    assert (run.attributes or {})["praxo.run.id"] not in _parents  # taken by the run
 
 
 def test_a_run_asked_for_outside_any_span_is_a_root(runtime: Start, otel: Recorded) -> None:
     """Without a current span the run's span has no parent, and nothing is kept for it."""
     rt = runtime(agents={"echo": echo()}, tracer_provider=otel.tracer_provider)
-    rt.session("s", agent="echo").run("hello").get(timeout=TIMEOUT)
+    result = rt.session("s", agent="echo").run("hello").get(timeout=TIMEOUT)
     assert otel.wait_span("invoke_agent echo").parent is None
-    assert not _parents
+    assert result.run_id not in _parents
 
 
 def test_contexts_of_runs_that_never_start_are_bounded(otel: Recorded) -> None:
@@ -156,3 +156,13 @@ def test_a_traceparent_carried_to_another_thread_makes_the_run_a_child(
     assert run.context.trace_id == ours.trace_id
     with attached(None):  # nothing carried: nothing changes
         assert traceparent() is None
+
+
+def test_an_untraced_run_leaves_no_context_behind(runtime: Start, otel: Recorded) -> None:
+    """A run asked for inside the caller's span, on a runtime that does not trace, drops the
+    context it was given when it starts."""
+    rt = runtime(agents={"echo": echo()})
+    with otel.tracer_provider.get_tracer("caller").start_as_current_span("request"):
+        result = rt.session("s", agent="echo").run("hello").get(timeout=TIMEOUT)
+    assert result.output == "hello" and result.run_id not in _parents
+    assert otel.names() == ["request"]
