@@ -26,16 +26,24 @@ KEPT = 4096
 _parents: dict[str, Any] = {}
 _lock = threading.Lock()
 _modules = sys.modules
+_api: tuple[Any, Any] | None = None  # (context.get_current, trace.get_current_span), once loaded
+
+
+def _load() -> tuple[Any, Any]:
+    global _api
+    from opentelemetry import context, trace
+
+    _api = (context.get_current, trace.get_current_span)
+    return _api
 
 
 def capture(run_id: str) -> None:
     """Keep the current context for run ``run_id`` if a span is current in it."""
     if "opentelemetry.trace" not in _modules:  # not imported: no span can be current
         return
-    from opentelemetry import context, trace
-
-    current = context.get_current()
-    if not trace.get_current_span(current).get_span_context().is_valid:
+    api = _api or _load()
+    current = api[0]()
+    if not api[1](current).get_span_context().is_valid:
         return
     with _lock:
         _parents[run_id] = current
