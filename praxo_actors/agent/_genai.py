@@ -4,7 +4,9 @@ its answer (``gen_ai.response.*``, each output message's ``finish_reason``).
 
 A model names its own attributes with a ``telemetry_attributes`` mapping (``openai_model`` and
 ``anthropic_model`` do: provider, server address and port, request parameters); a wrapper
-(``retrying``, ``rate_limited``) is looked through to the model it holds as ``.model``. A model
+is looked through to the innermost model: ``retrying`` and ``rate_limited`` hold it as
+``.model``, a function made with ``functools.wraps`` as ``__wrapped__``, and a bound method
+such as ``ScriptedModel.acall`` stands for its object. A model
 without one — a bare callback — gets ``gen_ai.provider.name`` from
 ``AgentOptions.provider_name``. The answer's part comes from the ``Response``'s
 ``finish_reason``, ``id`` and ``model``, which any model may set.
@@ -55,14 +57,36 @@ _FINISH = {
     "content_filter": "content_filter",
     "refusal": "content_filter",
 }
-_DEPTH = 8  # wrappers looked through at most (a cycle of .model references ends here)
+_DEPTH = 16  # wrappers looked through at most (a cycle of references ends here)
+
+
+def _inner(model: Any) -> Any:
+    """Return the model ``model`` wraps, or None when it wraps none.
+
+    A wrapper names what it calls as ``__wrapped__`` (``functools.wraps`` sets it) or as a
+    callable ``model`` attribute (``retrying``, ``rate_limited``); a bound method (``acall``)
+    stands for its object when that object is itself a model (callable).
+    """
+    try:
+        wrapped = getattr(model, "__wrapped__", None)
+        if wrapped is not None and callable(wrapped):
+            return wrapped
+        inner = getattr(model, "model", None)
+        if inner is not None and not isinstance(inner, str) and callable(inner):
+            return inner
+        owner = getattr(model, "__self__", None)
+        if owner is not None and getattr(model, "__func__", None) is not None and callable(owner):
+            return owner
+    except Exception:  # a property of user code that fails: the chain ends here
+        return None
+    return None
 
 
 def _leaf(model: Any) -> Any:
-    """Return the model a chain of wrappers (each holding the next as ``.model``) ends in."""
+    """Return the innermost model of a chain of wrappers (see :func:`_inner`)."""
     for _ in range(_DEPTH):
-        inner = getattr(model, "model", None)
-        if inner is None or isinstance(inner, str) or not callable(inner):
+        inner = _inner(model)
+        if inner is None or inner is model:
             break
         model = inner
     return model
@@ -71,10 +95,13 @@ def _leaf(model: Any) -> Any:
 def model_name(model: Any) -> str:
     """Return the name a model goes by: a provider's model id, else the callable's name."""
     leaf = _leaf(model)
-    inner = getattr(leaf, "model", None)
-    if isinstance(inner, str) and inner:
-        return inner
-    name = getattr(leaf, "__name__", None)
+    try:
+        inner = getattr(leaf, "model", None)
+        if isinstance(inner, str) and inner:
+            return inner
+        name = getattr(leaf, "__name__", None)
+    except Exception:  # a property of user code that fails: the type names it
+        name = None
     return name if isinstance(name, str) else type(leaf).__name__
 
 

@@ -15,6 +15,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.agent._caller import take
 from praxo_actors.agent._content import messages_json, value_json
 from praxo_actors.agent._effects import CallModel, CallTool, RefusedCall
 from praxo_actors.agent._genai import (
@@ -107,6 +108,7 @@ class Run:
             name = f"invoke_agent {agent}" if agent else "invoke_agent"
             self.span = tracer.start_span(
                 cut(name, self.limit),
+                context=take(run_id),  # a hosted run's caller's; None: the current context
                 kind=SpanKind.INTERNAL,
                 attributes=cut_attributes(attributes, self.limit),
             )
@@ -166,16 +168,17 @@ def _set_usage(span: Span, usage: dict[str, Any] | None) -> None:
             span.set_attribute(f"gen_ai.usage.{key}", value)
 
 
-def _tool_span(tool: str, call: ToolCall, limit: int | None) -> tuple[str, dict[str, Any]]:
-    """The name and attributes of an ``execute_tool`` span."""
+def _tool_span(run: Run, tool: str, call: ToolCall) -> tuple[str, dict[str, Any]]:
+    """The name and attributes of an ``execute_tool`` span (of ``run``'s conversation)."""
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool,
         "gen_ai.tool.type": "function",
+        "gen_ai.conversation.id": run.session_id,
     }
     if call.id is not None:
         attributes["gen_ai.tool.call.id"] = call.id
-    return f"execute_tool {tool}", cut_attributes(attributes, limit)
+    return f"execute_tool {tool}", cut_attributes(attributes, run.limit)
 
 
 def refused(run: Run, refusal: RefusedCall) -> None:
@@ -184,7 +187,7 @@ def refused(run: Run, refusal: RefusedCall) -> None:
     if tracer is None:
         return
     call = refusal.call
-    name, attributes = _tool_span(call.name, call, run.limit)
+    name, attributes = _tool_span(run, call.name, call)
     span = tracer.start_span(
         cut(name, run.limit), context=run.parent, kind=SpanKind.INTERNAL, attributes=attributes
     )
@@ -222,7 +225,7 @@ class Call:
             attributes["gen_ai.conversation.id"] = cut(run.session_id, limit)
         else:
             assert type(effect) is CallTool
-            name, attributes = _tool_span(effect.tool.name, effect.call, limit)
+            name, attributes = _tool_span(run, effect.tool.name, effect.call)
             kind = SpanKind.INTERNAL
             self.measured = {}
         self.span: Span | None = None

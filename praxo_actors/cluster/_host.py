@@ -11,6 +11,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.agent._caller import attached
 from praxo_actors.cluster._order import Turns
 from praxo_actors.cluster._results import pack_result
 from praxo_actors.models import Event
@@ -88,13 +89,16 @@ class Host:
         run_id: str,
         number: int | None = None,
         after: int | None = None,
+        traceparent: str | None = None,
     ) -> tuple[Any, ...]:
-        """Queue a run in its session, after its run number ``after`` (see ``_order``)."""
+        """Queue a run in its session, after its run number ``after`` (see ``_order``); its
+        span is a child of the caller's that ``traceparent`` names, if any."""
         if after is not None and not await self._turns.wait(session_id, after):
             logger.warning("run_turn_not_seen", session_id=session_id, run_id=run_id, after=after)
         try:
             handle = self.runtime.session(session_id, agent)
-            future = handle._submit(run_id, input, deadline, None)
+            with attached(traceparent):
+                future = handle._submit(run_id, input, deadline, None)
         except Exception as exc:
             return _error(exc)
         finally:
@@ -109,12 +113,18 @@ class Host:
         return pack_result(result)
 
     async def submit(
-        self, session_id: str, agent: str, input: str, deadline: float | None
+        self,
+        session_id: str,
+        agent: str,
+        input: str,
+        deadline: float | None,
+        traceparent: str | None = None,
     ) -> tuple[Any, ...]:
         """Accept a run and answer its id (a durable agent's run is in the store by then)."""
         try:
             handle = self.runtime.session(session_id, agent)
-            run_id = await handle.asubmit(input, deadline)
+            with attached(traceparent):
+                run_id = await handle.asubmit(input, deadline)
         except Exception as exc:
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(run_id))

@@ -22,6 +22,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
+from praxo_actors.agent._caller import traceparent
 from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
@@ -415,7 +416,7 @@ class ClusterRuntime:
         future = ClusterRunFuture(self, session_id, agent, run_id, name, None, (input, deadline))
         future.number, after = self._sent.send(session_id, name, future)
         future._ref = host.run.remote(
-            session_id, agent, input, deadline, run_id, future.number, after
+            session_id, agent, input, deadline, run_id, future.number, after, traceparent()
         )
         return future
 
@@ -428,7 +429,8 @@ class ClusterRuntime:
             raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
         name, host = self._route(session_id)
         try:
-            reply = ray.get(host.submit.remote(session_id, agent, input, deadline), timeout=timeout)
+            ref = host.submit.remote(session_id, agent, input, deadline, traceparent())
+            reply = ray.get(ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
             raise PraxoError("RUNTIME_TIMEOUT", f"not accepted within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):

@@ -103,6 +103,7 @@ def test_a_run_is_one_invoke_agent_span_with_chat_and_tool_children(otel: Record
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "add",
         "gen_ai.tool.type": "function",
+        "gen_ai.conversation.id": "s-1",
         "gen_ai.tool.call.id": "call-1",
     }
     assert otel.spans()[2].attributes["gen_ai.usage.output_tokens"] == 3  # type: ignore[index]

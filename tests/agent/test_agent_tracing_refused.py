@@ -74,6 +74,7 @@ def assert_refused(span: ReadableSpan, run: ReadableSpan, code: str, call_id: st
     assert span.attributes["gen_ai.operation.name"] == "execute_tool"
     assert span.attributes["gen_ai.tool.name"] == "add"
     assert span.attributes["gen_ai.tool.call.id"] == call_id
+    assert span.attributes["gen_ai.conversation.id"] == "s"  # the session of every run here
     assert span.status.status_code is StatusCode.ERROR
     assert span.parent is not None and span.parent.span_id == run.context.span_id
 

@@ -11,6 +11,7 @@ import pykka
 from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
+from praxo_actors.agent._caller import capture
 from praxo_actors.models import Message, RunResult
 from praxo_actors.runtime._events._stream import RunStream
 from praxo_actors.runtime._front import _submit
@@ -92,6 +93,7 @@ class SessionHandle:
     ) -> RunFuture:
         kernel = self._kernel
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        capture(run_id)  # the caller's span, the run's parent
         future = RunFuture(run_id, self.id, kernel.request_cancel)
         args = (future, self.agent, input, deadline_ns, resume, journal, parent, chain)
         return self._post(future, kernel.submit, *args)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, CheckpointError
 from praxo_actors.agent import AgentRun, start_run
+from praxo_actors.agent._caller import take
 from praxo_actors.agent._effects import CallTool, Effect
 from praxo_actors.agent._interpret import Call, Decision, Reply
 from praxo_actors.agent._interpret import outcome as journaled_outcome
@@ -151,6 +152,7 @@ def open_run(
         run = start_run(options, session, start.input, run_id=start.run_id)
     else:
         run = interrupted_run(options, session, start)
+    take(start.run_id)  # the caller's context, if an untraced run left it
     current = Run(
         run, start.agent, start.deadline_ns, host.clock, parent=start.parent, chain=start.chain
     )
