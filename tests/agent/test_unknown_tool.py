@@ -1,4 +1,4 @@
-"""``unknown_tool``: a call of a tool that does not exist ends the run, or goes back to the model."""
+"""``unknown_tool``: a call of a tool that does not exist ends the run, or goes to the model."""
 
 from __future__ import annotations
 
