@@ -92,6 +92,7 @@ class Report:
 
     outcomes: list[Outcome] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
+    transcript: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -106,7 +107,13 @@ class Report:
 
 
 def holds(output: str, expected: int) -> bool:
-    """Return whether ``output`` states ``expected`` (``1000`` or ``1,000``)."""
+    """Return whether ``output`` is an answer stating ``expected`` (``1000`` or ``1,000``).
+
+    Text that still looks like a call (a JSON object naming a function) is no answer, even
+    when its arguments hold the number.
+    """
+    if '"name"' in output or "<tool_call>" in output:
+        return False
     numbers = re.findall(r"-?\d[\d,]*", output)
     return any(n.replace(",", "") == str(expected) for n in numbers)
 
@@ -141,8 +148,12 @@ def check_events(events: list[Event], faults: list[str]) -> None:
             faults.append(f"step {step}: {count} calls read, {ran.get(step, 0)} ran")
 
 
-async def run_tasks(model: Any, *, max_steps: int = 4) -> Report:
-    """Run every task on ``model`` with the default options; return the report."""
+async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: int = 4) -> Report:
+    """Run every task on ``model`` with the default options (and ``instructions``).
+
+    ``max_steps`` bounds the cost of a model that calls tools to no end (a task needs at most
+    three steps).
+    """
     report = Report()
     for number, (question, expected) in enumerate(TASKS):
         events: list[Event] = []
@@ -154,7 +165,11 @@ async def run_tasks(model: Any, *, max_steps: int = 4) -> Report:
             return reply
 
         options = new_agent_options(
-            recorded, tools=tools(), sink=events.append, max_steps=max_steps
+            recorded,
+            tools=tools(),
+            sink=events.append,
+            max_steps=max_steps,
+            instructions=instructions,
         )
         outcome = Outcome(question, expected)
         try:
@@ -170,4 +185,10 @@ async def run_tasks(model: Any, *, max_steps: int = 4) -> Report:
             check_wire(request, report.faults)
         check_events(events, report.faults)
         report.outcomes.append(outcome)
+        report.transcript.extend(
+            f"  {question[:24]!r} step {e.data['step']}: {e.data['content'][:60]!r} "
+            f"+{e.data['tool_calls']} calls"
+            for e in events
+            if e.type == "model.responded"
+        )
     return report
