@@ -304,7 +304,8 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
     """Read the calls a server left in its text, in ``tool_call_format``; keep the prose.
 
     Returns the prose and the calls (none: the text unchanged), or the markup's error as a
-    ``ModelError`` with the §4.2 code: never a silently wrong call.
+    ``ModelError`` with the §4.2 code: never a silently wrong call. Inside a run, each call
+    without an id gets the one the loop gives a call it reads from text.
     """
     if tool_call_format is None or not text:
         return text, []
@@ -317,4 +318,15 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
         prose = strip_tool_calls(text, format=tool_call_format)
     except ToolCallError as exc:
         return ModelError(exc.code, f"tool-call markup ({tool_call_format}): {exc.message}")
-    return prose, calls
+    return prose, _with_ids(calls)
+
+
+def _with_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Give calls read from text the ids the loop gives them (from the run, step and place)."""
+    from praxo_actors.agent import model_context
+    from praxo_actors.agent._callids import with_call_ids
+
+    context = model_context()
+    if context is None:  # called outside a run: the wire pairs calls without ids itself
+        return calls
+    return with_call_ids(calls, context.run_id, context.step)

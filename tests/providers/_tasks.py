@@ -122,16 +122,23 @@ def check_wire(request: Request, faults: list[str]) -> None:
     """Record each fault of the messages the adapter sends for ``request``."""
     wire = to_messages(request.messages)
     sent: set[str] = set()
+    answered = False  # an assistant message came: a user message now is a wrong role
     for index, message in enumerate(wire):
         role = message["role"]
+        answered = answered or role == "assistant"
         for call in message.get("tool_calls") or ():
             if not (call.get("id") and call["function"].get("name")):
                 faults.append(f"step {request.step}: a call without id or name: {call}")
             sent.add(call["id"])
         if role == "tool" and message.get("tool_call_id") not in sent:
             faults.append(f"step {request.step}: message {index} answers no call sent")
-        if role == "user" and index > 0:
-            faults.append(f"step {request.step}: message {index} is a second user message")
+        if role == "user" and answered and not _markup_report(message["content"]):
+            faults.append(f"step {request.step}: message {index} is a user message after a reply")
+
+
+def _markup_report(content: Any) -> bool:
+    """Whether a user message is the loop's report of malformed markup (it answers no call)."""
+    return isinstance(content, str) and content.startswith('{"error":{"code":"TOOL_CALL_')
 
 
 def check_events(events: list[Event], faults: list[str]) -> None:
@@ -148,7 +155,7 @@ def check_events(events: list[Event], faults: list[str]) -> None:
             faults.append(f"step {step}: {count} calls read, {ran.get(step, 0)} ran")
 
 
-async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: int = 4) -> Report:
+async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: int = 3) -> Report:
     """Run every task on ``model`` with the default options (and ``instructions``).
 
     ``max_steps`` bounds the cost of a model that calls tools to no end (a task needs at most

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from _helpers import say
+from _model_servers import Reply, Server
+from _payloads import completion
 
-from praxo_actors.agent import Tool, new_agent_options, run_agent
-from praxo_actors.models import Message, message_assistant, message_tool, message_user, session
+from praxo_actors.agent import Tool, arun_agent, new_agent_options, run_agent
+from praxo_actors.agent._callids import text_call_id
+from praxo_actors.models import (
+    Message,
+    RunResult,
+    message_assistant,
+    message_tool,
+    message_user,
+    session,
+)
+from praxo_actors.providers import openai_model
 from praxo_actors.providers._anthropic_wire import to_messages as anthropic_messages
 from praxo_actors.providers._openai_wire import to_messages as openai_messages
 
@@ -82,3 +94,25 @@ def test_a_run_on_text_calls_is_sent_in_native_shape(scripted: Any) -> None:
     _, turns = anthropic_messages(stored)
     assert turns[1]["content"][0]["id"] == call_id
     assert turns[2]["content"][0]["tool_use_id"] == call_id
+
+
+def test_calls_an_adapter_reads_from_text_get_the_loops_ids(server: Server) -> None:
+    """openai_model(tool_call_format=...) in a run: the calls it reads carry the run's ids."""
+    server.script(Reply(completion(BARE)), Reply(completion("42")))
+    model = openai_model(
+        "m", base_url=f"{server.url}/v1", api_key="sk-test", tool_call_format="llama3_json"
+    )
+    add = Tool("add", "Add.", {"type": "object"}, lambda a: a["a"] + a["b"])
+
+    async def go() -> RunResult:
+        async with model:
+            options = new_agent_options(model, tools=[add])
+            return await arun_agent(options, session("s"), "40+2?", run_id="r1")
+
+    result = asyncio.run(go())
+    [call] = result.session.messages[1].tool_calls
+    assert call.id == text_call_id("r1", 1, 0)
+    assert result.session.messages[2].tool_call_id == call.id
+    sent = server.bodies()[1]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
+    assert sent[1]["tool_calls"][0]["id"] == sent[2]["tool_call_id"] == call.id
