@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
+from praxo_actors.agent._callids import with_call_ids
 from praxo_actors.agent._context import ModelContext
 from praxo_actors.agent._effects import BeginStep, CallModel, CallSummarizer, Effect, Step
 from praxo_actors.agent._interrupt import Pending, with_pending
@@ -27,6 +28,7 @@ from praxo_actors.core import (
     parse_tool_calls,
     plan_compaction,
     redact_pii,
+    strip_tool_calls,
 )
 from praxo_actors.middleware import Compaction
 from praxo_actors.middleware._structured_output import structured_steps
@@ -207,11 +209,24 @@ def machine(
             reply: Message = result.message
             if type(reply) is not Message or not _json_or_none(result.usage):
                 raise (yield from _crashed(event, _bad_response(result), CALLBACK))
-            messages.append(reply)
             if result.usage:
                 _add_usage(usage, result.usage)
             calls: list[ToolCall] = reply.tool_calls
             text = _text(reply.content)
+            malformed: ToolCallError | None = None
+            fmt = options.tool_call_format
+            # The prefilter knows the default set only; a named format's markers are its own.
+            if not calls and options.parse_text_tool_calls and (fmt or _may_hold_calls(text)):
+                try:
+                    calls = parse_tool_calls(text, format=fmt)
+                except ToolCallError as exc:
+                    malformed = exc
+                if calls:  # stored as the calls they are, with the prose around them as text
+                    text = strip_tool_calls(text, format=fmt)
+                    calls = with_call_ids(calls, run_id, step)
+                    content = _prose(reply.content, text)
+                    reply = msgspec.structs.replace(reply, content=content, tool_calls=calls)
+            messages.append(reply)
             if event is not None:
                 yield event(
                     "model.responded",
@@ -223,18 +238,12 @@ def machine(
                         "usage": result.usage,
                     },
                 )
-
-            fmt = options.tool_call_format
-            # The prefilter knows the default set only; a named format's markers are its own.
-            if not calls and options.parse_text_tool_calls and (fmt or _may_hold_calls(text)):
-                try:
-                    calls = parse_tool_calls(text, format=fmt)
-                except ToolCallError as exc:
-                    # Malformed markup goes back to the model, which can correct it next step.
-                    messages.append(
-                        Message(role="tool", content=_error_json(exc.code, exc.message))
-                    )
-                    continue
+            if malformed is not None:
+                # Malformed markup goes back to the model, which can correct it next step.
+                messages.append(
+                    Message(role="tool", content=_error_json(malformed.code, malformed.message))
+                )
+                continue
 
             if not calls:
                 structured = None
@@ -343,6 +352,16 @@ def _text(content: str | list[Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.text for block in content if isinstance(block, TextBlock))
+
+
+def _prose(content: str | list[Any], prose: str) -> str | list[Any]:
+    """Return ``content`` with its text replaced by ``prose`` (other blocks kept, first)."""
+    if isinstance(content, str):
+        return prose
+    kept = [block for block in content if not isinstance(block, TextBlock)]
+    if not kept:
+        return prose
+    return [*kept, TextBlock(prose)] if prose else kept
 
 
 def _may_hold_calls(text: str) -> bool:

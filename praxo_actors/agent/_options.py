@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from praxo_actors._errors import ToolCallError
+from praxo_actors._errors import AgentError, ToolCallError
 from praxo_actors.agent._fallback import FallbackModel, Model
 from praxo_actors.agent._tool import Tool
 from praxo_actors.core import tool_call_formats
@@ -19,7 +19,10 @@ from praxo_actors.middleware import (
 )
 from praxo_actors.models import Event, Session, ToolSpec
 
-__all__ = ["AgentOptions", "Instructions", "Sink", "new_agent_options"]
+__all__ = ["UNKNOWN_TOOL", "AgentOptions", "Instructions", "Sink", "new_agent_options"]
+
+UNKNOWN_TOOL = ("fail", "retry")
+"""What ``unknown_tool`` takes: end the run, or tell the model the tools that exist."""
 
 Sink = Callable[[Event], Any]
 """Receives every event of a run, in order (may be ``async def`` under ``arun_agent``)."""
@@ -58,6 +61,7 @@ class AgentOptions:
     validate_tool_arguments: bool = True
     max_tool_retries: int = 3
     instructions: Instructions | None = field(default=None, repr=False)
+    unknown_tool: str = "fail"
     # Derived once here so that a step costs no lookups or list building.
     _tools_by_name: dict[str, Tool] = field(init=False, repr=False, compare=False)
     _advertised: tuple[ToolSpec, ...] = field(init=False, repr=False, compare=False)
@@ -110,6 +114,12 @@ class AgentOptions:
         instructions = self.instructions
         if not (instructions is None or isinstance(instructions, str) or callable(instructions)):
             raise TypeError("instructions must be a str, a callable Session -> str, or None")
+        if self.unknown_tool not in UNKNOWN_TOOL:
+            raise AgentError(
+                "AGENT_INVALID_OPTION",
+                f"unknown_tool must be one of {', '.join(map(repr, UNKNOWN_TOOL))}, "
+                f"got {self.unknown_tool!r}",
+            )
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
             raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
@@ -159,6 +169,7 @@ def new_agent_options(
     validate_tool_arguments: bool = True,
     max_tool_retries: int = 3,
     instructions: Instructions | None = None,
+    unknown_tool: str = "fail",
 ) -> AgentOptions:
     """Return options for :func:`~praxo_actors.agent.run_agent` with the given fields set.
 
@@ -201,12 +212,18 @@ def new_agent_options(
         instructions: Sent as a system message ahead of the history in every model request,
             never stored in the session: a str, or ``instructions(session) -> str`` called
             once per run with the session it starts from (``""`` sends none).
+        unknown_tool: What a call of a tool that does not exist does: ``"fail"`` ends the
+            run with ``TOOL_NOT_FOUND``; ``"retry"`` makes the call's result
+            ``ToolError("TOOL_NOT_FOUND", …)`` naming the tools that exist, for the model to
+            correct itself, counted against ``max_tool_retries``.
 
     Raises:
         TypeError: An unknown field, or a field of the wrong type.
         ValueError: ``max_steps`` or ``max_attribute_bytes`` below 1, ``max_tool_retries``
             below 0, or two tools with the same name.
         ToolCallError: ``TOOL_CALL_UNKNOWN_FORMAT`` for an unknown ``tool_call_format``.
+        AgentError: ``AGENT_INVALID_OPTION`` for an ``unknown_tool`` other than ``"fail"``
+            or ``"retry"``.
     """
     return AgentOptions(
         model,
@@ -230,4 +247,5 @@ def new_agent_options(
         validate_tool_arguments=validate_tool_arguments,
         max_tool_retries=max_tool_retries,
         instructions=instructions,
+        unknown_tool=unknown_tool,
     )

@@ -31,6 +31,7 @@ from praxo_actors.models import Message, RunResult, Session, ToolCall
 __all__ = ["copy_json", "tool_step"]
 
 INVALID_ARGUMENTS = "TOOL_CALL_INVALID_ARGUMENTS"
+TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
 TOOL_RETRIES = "AGENT_TOOL_RETRIES"
 # A model gets this many schema errors of one call at most: enough to fix it, bounded in size.
 _SHOWN_ERRORS = 10
@@ -69,11 +70,13 @@ def tool_step(
     approval = options.approval
     pii = options.pii
     validate = options.validate_tool_arguments
+    retry_unknown = options.unknown_tool == "retry"
     for index in range(start, len(calls)):
         call = calls[index]
         name = call.name
         arguments = call.arguments
         decided = None
+        unknown = False
         if resume is not None:
             pending, resumed = resume
             resume = None
@@ -120,79 +123,93 @@ def tool_step(
                     )
                 )
             tool = tools.get(name)
+            if tool is None and not retry_unknown:
+                raise (
+                    yield from _refuse(
+                        event, traced, run_id, call, TOOL_NOT_FOUND, f"no tool named {name!r}"
+                    )
+                )
             if tool is None:
-                raise (
-                    yield from _refuse(
-                        event, traced, run_id, call, "TOOL_NOT_FOUND", f"no tool named {name!r}"
-                    )
-                )
-            if decided is None and approval is not None and approval.requires(name):
-                payload = {"approval": {"tool": name, "arguments": arguments, "call_id": call.id}}
-                where = Pending(run_id, "approval", step, index, list(calls), payload)
-                return (
-                    yield from _interrupted(
-                        event,
-                        session_id,
-                        messages,
-                        metadata,
-                        where,
-                        (model_calls, tool_calls, tool_retries),
-                        usage,
-                    )
-                )
-            if tool_limit and tool_calls >= tool_limit:
-                raise (
-                    yield from _refuse(
-                        event,
-                        traced,
-                        run_id,
-                        call,
-                        "AGENT_TOOL_CALL_LIMIT",
-                        f"tool call limit {tool_limit} reached",
-                    )
-                )
-            tool_calls += 1
-            if event is not None:
-                yield event(
-                    "tool.started",
-                    {"step": step, "name": name, "id": call.id, "arguments": arguments},
-                )
-            check = tool._validator if validate else None
-            problems = None if check is None else check(arguments)
-            if problems:
-                value = ToolError(INVALID_ARGUMENTS, _problems_text(problems))
+                unknown = True
+                # The model is told which tools exist, to call one of them next step.
+                value = ToolError(TOOL_NOT_FOUND, _unknown_text(name, options))
                 if traced:
                     yield RefusedCall(call, value.code, value.message)
+                if event is not None:
+                    yield event(
+                        "tool.started",
+                        {"step": step, "name": name, "id": call.id, "arguments": arguments},
+                    )
             else:
-                try:
-                    value = yield CallTool(
-                        tool,
-                        copy_json(arguments),
-                        call,
-                        ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+                if decided is None and approval is not None and approval.requires(name):
+                    payload = {
+                        "approval": {"tool": name, "arguments": arguments, "call_id": call.id}
+                    }
+                    where = Pending(run_id, "approval", step, index, list(calls), payload)
+                    return (
+                        yield from _interrupted(
+                            event,
+                            session_id,
+                            messages,
+                            metadata,
+                            where,
+                            (model_calls, tool_calls, tool_retries),
+                            usage,
+                        )
                     )
-                except ToolRetry as exc:
-                    value = ToolError(TOOL_RETRY, exc.message)
-                except Exception as exc:
-                    yield from _crashed(event, exc, CALLBACK)
-                    raise
-            if type(value) is Interrupt:
-                where = Pending(run_id, "tool", step, index, list(calls), value.payload)
-                return (
-                    yield from _interrupted(
-                        event,
-                        session_id,
-                        messages,
-                        metadata,
-                        where,
-                        (model_calls, tool_calls, tool_retries),
-                        usage,
+                if tool_limit and tool_calls >= tool_limit:
+                    raise (
+                        yield from _refuse(
+                            event,
+                            traced,
+                            run_id,
+                            call,
+                            "AGENT_TOOL_CALL_LIMIT",
+                            f"tool call limit {tool_limit} reached",
+                        )
                     )
-                )
+                tool_calls += 1
+                if event is not None:
+                    yield event(
+                        "tool.started",
+                        {"step": step, "name": name, "id": call.id, "arguments": arguments},
+                    )
+                check = tool._validator if validate else None
+                problems = None if check is None else check(arguments)
+                if problems:
+                    value = ToolError(INVALID_ARGUMENTS, _problems_text(problems))
+                    if traced:
+                        yield RefusedCall(call, value.code, value.message)
+                else:
+                    try:
+                        value = yield CallTool(
+                            tool,
+                            copy_json(arguments),
+                            call,
+                            ToolContext(run_id, session_id, call.id, f"{run_id}:{step}:{index}"),
+                        )
+                    except ToolRetry as exc:
+                        value = ToolError(TOOL_RETRY, exc.message)
+                    except Exception as exc:
+                        yield from _crashed(event, exc, CALLBACK)
+                        raise
+                if type(value) is Interrupt:
+                    where = Pending(run_id, "tool", step, index, list(calls), value.payload)
+                    return (
+                        yield from _interrupted(
+                            event,
+                            session_id,
+                            messages,
+                            metadata,
+                            where,
+                            (model_calls, tool_calls, tool_retries),
+                            usage,
+                        )
+                    )
         error: str | None = None
         if isinstance(value, ToolError):
             error = value.code
-            if error == TOOL_RETRY:
+            if error == TOOL_RETRY or unknown:
                 tool_retries += 1
                 if tool_retries > options.max_tool_retries:
                     raise (
@@ -200,8 +217,7 @@ def tool_step(
                             event,
                             run_id,
                             TOOL_RETRIES,
-                            f"tool {name!r} asked for a retry after {options.max_tool_retries} "
-                            f"retries in this run: {value.message}",
+                            _retries_text(name, unknown, options.max_tool_retries, value),
                         )
                     )
             output = _error_json(value.code, value.message)
@@ -272,6 +288,18 @@ def _interrupted(
         status="interrupted",
         interrupt=pending.payload,
     )
+
+
+def _unknown_text(name: str, options: AgentOptions) -> str:
+    """Say that ``name`` is no tool, and name the tools the model may call."""
+    names = ", ".join(spec.name for spec in options._advertised)
+    return f"no tool named {name!r}; the tools are: {names}" if names else "there are no tools"
+
+
+def _retries_text(name: str, unknown: bool, limit: int, value: ToolError) -> str:
+    if unknown:
+        return f"a call of the unknown tool {name!r} after {limit} retries in this run"
+    return f"tool {name!r} asked for a retry after {limit} retries in this run: {value.message}"
 
 
 def _error_json(code: str, message: str) -> str:

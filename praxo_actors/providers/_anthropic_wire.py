@@ -51,8 +51,9 @@ def to_messages(messages: list[Message]) -> tuple[str | None, list[dict[str, Any
             case "user":
                 add("user", _user_blocks(message.content))
             case "assistant":
-                blocks = _text_blocks(text_of(message.content, "assistant"))
-                for call_id, call in zip(ids.calls[index], message.tool_calls, strict=True):
+                content, calls = ids.of(index, message)
+                blocks = _text_blocks(text_of(content, "assistant"))
+                for call_id, call in zip(ids.calls[index], calls, strict=True):
                     blocks.append(
                         {
                             "type": "tool_use",

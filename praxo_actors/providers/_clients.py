@@ -144,21 +144,29 @@ class ClientModel:
         except SHAPE_ERRORS as exc:
             return bad_shape(self.provider, exc)
 
-    async def _drain(self, stream: Any, add: Callable[[Any], str | None]) -> ModelError | None:
+    async def _drain(
+        self,
+        stream: Any,
+        add: Callable[[Any], str | None],
+        emit: Callable[[str], None] | None = None,
+    ) -> ModelError | None:
         """Feed each part of ``stream`` to ``add`` (an assembler's), sending the text it returns
-        as ``model.delta`` events; a part of the wrong shape ends it with that error."""
+        to ``emit`` (None: as ``model.delta`` events); a part of the wrong shape ends it with
+        that error."""
         from praxo_actors.agent import model_context
         from praxo_actors.providers._wire import SHAPE_ERRORS, bad_shape
 
-        context = model_context()
+        if emit is None:
+            context = model_context()
+            emit = None if context is None else context.delta
         async with stream:
             async for part in stream:
                 try:
                     text = add(part)
                 except SHAPE_ERRORS as exc:
                     return bad_shape(self.provider, exc)
-                if text and context is not None:
-                    context.delta(text)
+                if text and emit is not None:
+                    emit(text)
         return None
 
     async def aclose(self) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from praxo_actors.agent import model_context
 from praxo_actors.models import ModelError, Request, Response
 from praxo_actors.providers._clients import ClientModel, LoopClients
 from praxo_actors.providers._errors import MODEL_AUTH, MODEL_BAD_REQUEST
+from praxo_actors.providers._held import HeldDeltas
 from praxo_actors.providers._openai_wire import Assembler, from_completion, to_messages, to_tools
 from praxo_actors.providers._telemetry import model_attributes
 from praxo_actors.providers._wire import (
@@ -72,11 +74,17 @@ class OpenAIModel(ClientModel):
 
     async def _streamed(self, client: Any, body: dict[str, Any]) -> Response | ModelError:
         assembler = Assembler()
+        context = model_context()
+        # Offered tools, the model may write a call as text: that text is held, not streamed.
+        held = None if context is None else HeldDeltas(context.delta, "tools" in body)
         stream = await client.chat.completions.create(
             **body, stream=True, stream_options={"include_usage": True}, timeout=self.timeout
         )
-        failed = await self._drain(stream, assembler.add)
-        return failed or self._read(assembler.response, self.tool_call_format)
+        failed = await self._drain(stream, assembler.add, None if held is None else held.add)
+        reply = failed or self._read(assembler.response, self.tool_call_format)
+        if held is not None:
+            held.finish(reply)
+        return reply
 
     def __repr__(self) -> str:
         return f"openai_model({self.model!r}, stream={self.stream})"

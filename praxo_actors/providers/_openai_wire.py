@@ -40,11 +40,12 @@ def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 wire.append({"role": "tool", "tool_call_id": answers, "content": text})
             continue
         item: dict[str, Any] = {"role": role}
-        if role == "user" and not isinstance(message.content, str):
-            item["content"] = [_user_part(block) for block in message.content]
+        content, calls = ids.of(index, message) if role == "assistant" else (message.content, [])
+        if role == "user" and not isinstance(content, str):
+            item["content"] = [_user_part(block) for block in content]
         else:
-            item["content"] = text_of(message.content, role)
-        if role == "assistant" and message.tool_calls:
+            item["content"] = text_of(content, role)
+        if calls:
             item["content"] = item["content"] or None
             item["tool_calls"] = [
                 {
@@ -52,7 +53,7 @@ def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
                     "type": "function",
                     "function": {"name": call.name, "arguments": encode_json(call.arguments)},
                 }
-                for call_id, call in zip(ids.calls[index], message.tool_calls, strict=True)
+                for call_id, call in zip(ids.calls[index], calls, strict=True)
             ]
         if message.name is not None and role in ("user", "system", "assistant"):
             item["name"] = message.name

@@ -166,17 +166,28 @@ def text_of(content: str | list[Block], role: str) -> str:
 class CallIds:
     """The id each tool call goes out with, and the call each tool result answers.
 
-    Both APIs need every call to carry an id and every result to name it. Calls read from
-    text have none (the loop never makes ids up), so they go out as ``call_<m>_<c>``
-    (message and call index); a result without an id answers the first unanswered call of
-    the same name in the assistant message before it. A tool message that answers no call
-    (the loop's report of malformed markup) has nothing to pair with: ``answers`` is None
-    and it goes out as a user message.
+    Both APIs need every call to carry an id and every result to name it. A call without an
+    id (a model that sends none) goes out as ``call_<m>_<c>`` (message and call index); a
+    result without an id answers the first unanswered call of its name (of any name, when it
+    names none) in the assistant message before it. A history stored before calls read from
+    text were stored as calls holds them as the assistant's text, followed by their results:
+    those calls are read again from the text (any §13 format), and go out as calls with the
+    prose as the text (``text_calls``). A tool message that answers no call (the loop's report
+    of malformed markup) has nothing to pair with: ``answers`` is None and it goes out as a
+    user message.
     """
 
     def __init__(self) -> None:
         self.calls: dict[int, list[str]] = {}
         self.answers: dict[int, str | None] = {}
+        self.text_calls: dict[int, tuple[str, list[ToolCall]]] = {}
+
+    def of(self, index: int, message: Message) -> tuple[str | list[Block], list[ToolCall]]:
+        """Return the content and the calls the assistant message ``index`` goes out with."""
+        read = self.text_calls.get(index)
+        if read is None:
+            return message.content, message.tool_calls
+        return read
 
 
 def pair_calls(messages: list[Message]) -> CallIds:
@@ -185,23 +196,57 @@ def pair_calls(messages: list[Message]) -> CallIds:
     open_calls: list[tuple[str, str | None, bool]] = []  # (id, name, had its own id)
     for index, message in enumerate(messages):
         if message.role == "assistant":
-            wire = [call.id or f"call_{index}_{n}" for n, call in enumerate(message.tool_calls)]
+            calls = message.tool_calls
+            if not calls and _answered_blind(messages, index):
+                read = _calls_in_text(message.content)
+                if read is not None:
+                    ids.text_calls[index] = read
+                    calls = read[1]
+            wire = [call.id or f"call_{index}_{n}" for n, call in enumerate(calls)]
             ids.calls[index] = wire
             open_calls = [
                 (wire_id, call.name, call.id is not None)
-                for wire_id, call in zip(wire, message.tool_calls, strict=True)
+                for wire_id, call in zip(wire, calls, strict=True)
             ]
         elif message.role == "tool":
             answer = message.tool_call_id
-            if answer is None and message.name is not None:
+            if answer is None:
                 answer = next(
-                    (i for i, name, own in open_calls if not own and name == message.name), None
+                    (
+                        i
+                        for i, name, own in open_calls
+                        if not own and (message.name is None or name == message.name)
+                    ),
+                    None,
                 )
             ids.answers[index] = answer
             open_calls = [c for c in open_calls if c[0] != answer]
         else:
             open_calls = []
     return ids
+
+
+def _answered_blind(messages: list[Message], index: int) -> bool:
+    """Whether the message after ``index`` is a tool result that names no call."""
+    after = messages[index + 1] if index + 1 < len(messages) else None
+    return after is not None and after.role == "tool" and after.tool_call_id is None
+
+
+def _calls_in_text(content: str | list[Block]) -> tuple[str, list[ToolCall]] | None:
+    """Return the prose and the calls of an assistant's text, or None when it holds none."""
+    from praxo_actors.core import parse_tool_calls, strip_tool_calls
+
+    if isinstance(content, str):
+        text = content
+    else:
+        text = "".join(b.text for b in content if not isinstance(b, ImageBlock))
+    try:
+        calls = parse_tool_calls(text, format="auto")
+    except ToolCallError:
+        return None  # malformed markup: its report answers no call
+    if not calls:
+        return None
+    return strip_tool_calls(text, format="auto"), calls
 
 
 def decode_arguments(name: str, call_id: str | None, arguments: Any, note: str = "") -> ToolCall:
@@ -259,7 +304,8 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
     """Read the calls a server left in its text, in ``tool_call_format``; keep the prose.
 
     Returns the prose and the calls (none: the text unchanged), or the markup's error as a
-    ``ModelError`` with the §4.2 code: never a silently wrong call.
+    ``ModelError`` with the §4.2 code: never a silently wrong call. Inside a run, each call
+    without an id gets the one the loop gives a call it reads from text.
     """
     if tool_call_format is None or not text:
         return text, []
@@ -272,4 +318,15 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
         prose = strip_tool_calls(text, format=tool_call_format)
     except ToolCallError as exc:
         return ModelError(exc.code, f"tool-call markup ({tool_call_format}): {exc.message}")
-    return prose, calls
+    return prose, _with_ids(calls)
+
+
+def _with_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Give calls read from text the ids the loop gives them (from the run, step and place)."""
+    from praxo_actors.agent import model_context
+    from praxo_actors.agent._callids import with_call_ids
+
+    context = model_context()
+    if context is None:  # called outside a run: the wire pairs calls without ids itself
+        return calls
+    return with_call_ids(calls, context.run_id, context.step)

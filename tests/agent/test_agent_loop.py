@@ -161,7 +161,8 @@ def test_text_tool_calls_are_parsed_when_message_has_none(scripted: Any) -> None
     model = scripted(say(markup), say("done"))
     result = run_agent(new_agent_options(model, tools=[echo_tool(seen)]), session("s"), "x")
     assert seen == [{"text": "hi"}]
-    assert result.session.messages[1] == message_assistant(markup)
+    call = ToolCall("echo", {"text": "hi"}, "t1")
+    assert result.session.messages[1] == message_assistant("", tool_calls=[call])
     assert result.session.messages[2].tool_call_id == "t1"
 
 

@@ -20,6 +20,7 @@ import msgspec
 import pytest
 from _helpers import assert_no_new_threads
 from _llama_server import ALIAS, LlamaServer, find, running
+from _tasks import TASKS, Report, run_tasks
 
 from praxo_actors.agent import Tool, arun_agent, new_agent_options
 from praxo_actors.models import (
@@ -199,3 +200,37 @@ def test_the_runtime_streams_and_calls_the_tool(llama: LlamaServer, tmp_path: Pa
     assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
     assert history[-1].content == asked.output
     assert_no_new_threads(before, 10.0)
+
+
+@pytest.mark.timeout(1800)  # ~25 model calls: ~3 min on 2 quiet cores, ~15 on busy ones
+def test_ten_tasks_with_three_tools_on_the_default_configuration(
+    llama: LlamaServer, record_property: Any, no_thread_leaks: None
+) -> None:
+    """Ten one- or two-call tasks on openai_model's defaults: no fault of the library; scored.
+
+    Only the sampling is set (greedy, seeded, short answers) and the steps bounded (a task
+    needs three at most): no tool-call format, no system prompt, no wrapper. Every request is
+    checked in the shape the adapter sends it (``_tasks``); the score is recorded as the test's
+    ``score`` property and in docs/providers.md.
+    """
+    model = openai_model(
+        ALIAS,
+        base_url=llama.base_url,
+        api_key="unused",
+        timeout=TIMEOUT,
+        temperature=0,
+        seed=7,
+        max_tokens=48,
+    )
+
+    async def go() -> Report:
+        async with model:
+            return await run_tasks(model)
+
+    report = asyncio.run(go())
+    record_property("score", f"{report.score}/{len(TASKS)}")
+    print(report.summary())  # shown with -s or -rA
+    assert len(report.outcomes) == len(TASKS)
+    assert report.faults == [], report.summary()
+    # Every task was asked and came to an answer or a code of the model's doing.
+    assert all(o.output is not None or o.code is not None for o in report.outcomes)
