@@ -1,4 +1,4 @@
-"""A service for tests/protocols/test_serving.py, run as a child process: the AG-UI and the
+"""A service for tests/protocols/test_protocol_serving.py, run as a child process: the AG-UI and the
 OpenAI apps mounted together and served with ``serve`` until SIGTERM; then the runtime is
 stopped and ``stopped`` printed."""
 
