@@ -8,7 +8,9 @@ registered agents as MCP tools. Their SDKs are imported when an app is built, ne
 from __future__ import annotations
 
 from praxo_actors.protocols._a2a import a2a_app
+from praxo_actors.protocols._mcp_server import mcp_server
 
 __all__ = [
     "a2a_app",
+    "mcp_server",
 ]
