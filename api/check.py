@@ -33,6 +33,7 @@ PUBLIC_MODULES = (
     "praxo_actors.observer",
     "praxo_actors.serving",
     "praxo_actors.mcp",
+    "praxo_actors.protocols",
     "praxo_actors.cli",
     "supervisors",
 )

@@ -126,7 +126,7 @@ def tool_step(
                         event, traced, run_id, call, "TOOL_NOT_FOUND", f"no tool named {name!r}"
                     )
                 )
-            if decided is None and approval is not None and approval.requires(name):
+            if decided is None and approval is not None and approval.requires(name, tool):
                 payload = {"approval": {"tool": name, "arguments": arguments, "call_id": call.id}}
                 where = Pending(run_id, "approval", step, index, list(calls), payload)
                 return (
