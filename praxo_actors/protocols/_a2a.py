@@ -54,7 +54,7 @@ def a2a_app(
     A failed run is a ``failed`` task whose status message says the code (and carries it in
     its metadata's ``praxo.code``); the output of a completed run is the artifact
     ``output``. The agent card (at ``/.well-known/agent-card.json``) lists the agent's tools
-    as skills, unless ``card`` is given.
+    as skills (an agent without tools: one skill, the conversation), unless ``card`` is given.
 
     A request for another ``Host`` than the app is served on is 421 ``PROTOCOL_HOST_REFUSED``;
     malformed JSON-RPC is answered with the SDK's JSON-RPC error (never a 500).

@@ -224,6 +224,8 @@ def agent_card(runtime: Runtime, agent: str, url: str | None) -> AgentCard:
         AgentSkill(id=t.name, name=t.name, description=t.description or t.name, tags=["tool"])
         for t in agent_tools(runtime, agent)
     ]
+    if not skills:  # a card lists at least one skill: the conversation itself
+        skills = [AgentSkill(id=agent, name=agent, description=f"Talk to {agent}.", tags=["chat"])]
     return AgentCard(
         name=agent,
         description=f"The praxo-actors agent {agent!r}.",

@@ -149,3 +149,53 @@ def test_unknown_and_unnamable_agents_are_refused(runtime: Runtime) -> None:
     with pytest.raises(PraxoError) as not_runtime:
         mcp_server(object())  # type: ignore[arg-type]
     assert not_runtime.value.code == "RUNTIME_INVALID_INPUT"
+
+
+def test_mounted_beside_the_a2a_app(runtime: Runtime) -> None:
+    """The MCP HTTP app and the A2A app, mounted in one app, each answer their own clients."""
+    import contextlib
+
+    from a2a.client import ClientConfig, create_client
+    from a2a.helpers.proto_helpers import new_message, new_text_part
+    from a2a.types import Role, SendMessageRequest, TaskState
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from praxo_actors.protocols import a2a_app
+
+    server = mcp_server(runtime, ["echo"])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> Any:
+        async with server.session_manager.run():
+            yield
+
+    app = Starlette(
+        routes=[
+            Mount("/tools", server.streamable_http_app()),
+            Mount("/a2a", a2a_app(runtime, agent="echo")),
+        ],
+        lifespan=lifespan,
+    )
+
+    async def go(url: str) -> None:
+        async with (
+            httpx.AsyncClient(timeout=TIMEOUT) as http,
+            Client(streamable_http_client(url + "/tools/mcp", http_client=http)) as client,
+        ):
+            called = await client.call_tool("echo", {"input": "over mcp", "session_id": "both"})
+            assert called.structured_content is not None
+            config = ClientConfig(streaming=False, httpx_client=http)
+            a2a = await create_client(url + "/a2a", client_config=config)
+            message = new_message(
+                [new_text_part("over a2a")], context_id="both", role=Role.ROLE_USER
+            )
+            [answer] = [
+                item async for item in a2a.send_message(SendMessageRequest(message=message))
+            ]
+            assert answer.task.status.state == TaskState.TASK_STATE_COMPLETED
+            text = answer.task.artifacts[0].parts[0].text
+            assert text == "over mcp | over mcp | over a2a"  # one session, two protocols
+
+    with on_loopback(app) as url:
+        asyncio.run(asyncio.wait_for(go(url), TIMEOUT))
