@@ -50,7 +50,8 @@ def a2a_app(
     the run's id as well as the task's. Cancelling the task cancels the run. An approval or
     a tool's ``Interrupt`` leaves the task ``input-required`` (the status message carries
     the interrupt's payload as a data part); the next message of the task answers it (its
-    data part, or its text read as JSON when it is JSON, else the text) and the run goes on.
+    data part, or its text read as JSON when it is JSON, else the text) and the run goes on;
+    an answer the run refuses (``AGENT_INVALID_RESUME``) leaves the task ``input-required``.
     A failed run is a ``failed`` task whose status message says the code (and carries it in
     its metadata's ``praxo.code``); the output of a completed run is the artifact
     ``output``. The agent card (at ``/.well-known/agent-card.json``) lists the agent's tools

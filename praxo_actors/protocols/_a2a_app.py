@@ -107,6 +107,9 @@ class _Executor(AgentExecutor):
             else:
                 result = await self._run(handle, task_id, _text(context.message), updater)
         except PraxoError as exc:
+            if waiting and current is not None and exc.code == "AGENT_INVALID_RESUME":
+                await _ask_again(updater, current, exc)  # the run still waits: so does the task
+                return
             await _fail(updater, exc.code, exc.message)
             return
         except Exception as exc:  # a callback's own exception
@@ -166,6 +169,14 @@ async def _finish(updater: TaskUpdater, result: RunResult, context_id: str, task
         parts.append(new_data_part(_jsonable(result.structured)))
     await updater.add_artifact(parts, name="output", metadata={"praxo.run_id": result.run_id})
     await updater.complete()
+
+
+async def _ask_again(updater: TaskUpdater, task: Task, error: PraxoError) -> None:
+    """Keep ``task`` waiting for input after an answer its run refused, saying why."""
+    asked = [p for p in task.status.message.parts if p.HasField("data")]
+    parts = [new_text_part(f"{error.code}: {error.message}"), *asked]
+    message = updater.new_agent_message(parts, {"praxo.code": error.code})
+    await updater.requires_input(message)
 
 
 async def _fail(updater: TaskUpdater, code: str, text: str) -> None:

@@ -191,13 +191,19 @@ def test_an_interrupt_is_input_required_answered_by_the_next_message(served: Ser
 
 
 def test_an_approval_is_input_required_and_streams_its_resume(served: Served) -> None:
-    """An approval asks for input; a data part answering it resumes the same run, streamed."""
+    """An approval asks for input (again, after an unclear answer); a data part resumes the run."""
 
     async def go() -> None:
         url = served.url + "/careful/"
         asked = last_task(await send(url, user("add", context="ctx-5"), streaming=False))
         assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         run_id = asked.metadata["praxo.run_id"]
+        unclear = last_task(
+            await send(url, user("sure", context="ctx-5", task=asked.id), streaming=False)
+        )
+        assert unclear.status.state == TaskState.TASK_STATE_INPUT_REQUIRED  # still asking
+        assert unclear.status.message.metadata["praxo.code"] == "AGENT_INVALID_RESUME"
+        assert [p for p in unclear.status.message.parts if p.HasField("data")]
         answer = user(context="ctx-5", task=asked.id, data={"approved": True})
         items = await send(url, answer, streaming=True)
         states = [i.status_update.status.state for i in items if i.HasField("status_update")]
