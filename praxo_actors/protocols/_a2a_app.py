@@ -33,6 +33,7 @@ from a2a.types import (
     AgentSkill,
     CancelTaskRequest,
     GetTaskRequest,
+    Part,
     TaskState,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
@@ -97,6 +98,8 @@ class _Executor(AgentExecutor):
         waiting = (
             current is not None and current.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         )
+        # What the run asked, copied now: the task's status changes as its events are saved.
+        asked = [] if current is None else _data_parts(current.status.message)
         me = asyncio.current_task()
         if me is not None:
             self._running[task_id] = me
@@ -108,7 +111,7 @@ class _Executor(AgentExecutor):
                 result = await self._run(handle, task_id, _text(context.message), updater)
         except PraxoError as exc:
             if waiting and current is not None and exc.code == "AGENT_INVALID_RESUME":
-                await _ask_again(updater, current, exc)  # the run still waits: so does the task
+                await _ask_again(updater, asked, exc)  # the run still waits: so does the task
                 return
             await _fail(updater, exc.code, exc.message)
             return
@@ -171,9 +174,18 @@ async def _finish(updater: TaskUpdater, result: RunResult, context_id: str, task
     await updater.complete()
 
 
-async def _ask_again(updater: TaskUpdater, task: Task, error: PraxoError) -> None:
-    """Keep ``task`` waiting for input after an answer its run refused, saying why."""
-    asked = [p for p in task.status.message.parts if p.HasField("data")]
+def _data_parts(message: Message) -> list[Part]:
+    copies = []
+    for part in message.parts:
+        if part.HasField("data"):
+            copy = Part()
+            copy.CopyFrom(part)
+            copies.append(copy)
+    return copies
+
+
+async def _ask_again(updater: TaskUpdater, asked: list[Part], error: PraxoError) -> None:
+    """Keep the task waiting for input after an answer its run refused, saying why."""
     parts = [new_text_part(f"{error.code}: {error.message}"), *asked]
     message = updater.new_agent_message(parts, {"praxo.code": error.code})
     await updater.requires_input(message)
