@@ -94,7 +94,6 @@ class _Executor(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
             )
-        handle = self._runtime.session(context_id, self._agent)
         waiting = (
             current is not None and current.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         )
@@ -104,6 +103,7 @@ class _Executor(AgentExecutor):
         if me is not None:
             self._running[task_id] = me
         try:
+            handle = self._runtime.session(context_id, self._agent)  # refuses a bad id
             if waiting and current is not None:
                 run_id = _run_id_of(current)
                 result = await self._resume(handle, run_id, _answer(context.message), updater)

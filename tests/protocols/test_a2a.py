@@ -227,6 +227,17 @@ def test_a_failed_run_is_a_failed_task_with_its_code(served: Served) -> None:
     assert task.status.message.parts[0].text.startswith("MODEL_UNAVAILABLE: ")
 
 
+def test_a_context_that_cannot_be_a_session_fails_with_its_code(served: Served) -> None:
+    """A context id the runtime refuses as a session id is a failed task with the code."""
+
+    async def go() -> Task:
+        return last_task(await send(served.url, user("hi", context="bad\x00id"), streaming=False))
+
+    task = asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert task.status.message.metadata["praxo.code"] == "RUNTIME_INVALID_INPUT"
+
+
 def test_cancel_cancels_the_run(served: Served) -> None:
     """tasks/cancel by the run's id cancels the run in flight: the task is canceled."""
 
