@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
@@ -46,10 +47,26 @@ class _Server(MCPServer[Any]):
         self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
 
     def streamable_http_app(self, **options: Any) -> Starlette:
-        """Return the SDK's streamable HTTP app (at ``/mcp``), behind the ``Host`` check."""
+        """Return the SDK's streamable HTTP app (at ``/mcp``), behind the ``Host`` check.
+
+        With ``allowed_hosts``, the SDK's own check (of ``Host`` and ``Origin``) allows the
+        same hosts, unless ``transport_security`` is given.
+        """
+        if self._allowed_hosts is not None and "transport_security" not in options:
+            options["transport_security"] = _security(self._allowed_hosts)
         app = super().streamable_http_app(**options)
         app.add_middleware(HostOnly, allowed_hosts=self._allowed_hosts)
         return app
+
+
+def _security(allowed_hosts: tuple[str, ...]) -> TransportSecuritySettings:
+    """Return the SDK's settings allowing ``allowed_hosts`` (any port for an entry without)."""
+    hosts: list[str] = []
+    for entry in allowed_hosts:
+        has_port = entry.rsplit("]", 1)[-1].count(":") == 1
+        hosts.extend([entry] if has_port else [entry, f"{entry}:*"])
+    origins = [f"{scheme}://{host}" for scheme in ("http", "https") for host in hosts]
+    return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _tool(runtime: Runtime, agent: str) -> Callable[..., Any]:

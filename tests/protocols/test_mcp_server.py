@@ -137,6 +137,26 @@ def test_the_http_app_refuses_a_foreign_host(runtime: Runtime) -> None:
         assert 400 <= junk.status_code < 500
 
 
+def test_allowed_hosts_replace_the_loopback_names(runtime: Runtime) -> None:
+    """With allowed_hosts the named host is served (by the SDK too) and loopback is refused."""
+    server = mcp_server(runtime, ["echo"], allowed_hosts=["agents.example"])
+
+    async def go(url: str) -> None:
+        headers = {"Host": "agents.example"}
+        async with (
+            httpx.AsyncClient(timeout=TIMEOUT, headers=headers) as http,
+            Client(streamable_http_client(url + "/mcp", http_client=http)) as client,
+        ):
+            called = await client.call_tool("echo", {"input": "hi"})
+            assert called.structured_content is not None
+
+    with on_loopback(server.streamable_http_app()) as url:
+        asyncio.run(asyncio.wait_for(go(url), TIMEOUT))
+        refused = httpx.post(url + "/mcp", content=b"{}", timeout=TIMEOUT)
+        assert refused.status_code == 421
+        assert refused.json()["error"]["code"] == "PROTOCOL_HOST_REFUSED"
+
+
 def test_unknown_and_unnamable_agents_are_refused(runtime: Runtime) -> None:
     """Naming an agent not registered, or one no MCP tool can be named, raises with a code."""
     with pytest.raises(PraxoError) as unknown:
