@@ -262,6 +262,22 @@ def test_cancel_cancels_the_run(served: Served) -> None:
     asyncio.run(asyncio.wait_for(go(), TIMEOUT))
 
 
+def test_cancelling_a_task_waiting_for_input_leaves_the_run_to_the_runtime(served: Served) -> None:
+    """A task waiting for input is canceled; its run stays interrupted, answered by the runtime."""
+
+    async def go() -> None:
+        asked = last_task(await send(served.url, user("ask", context="ctx-8"), streaming=False))
+        async for client in with_client(served.url):
+            canceled = await client.cancel_task(CancelTaskRequest(id=asked.id))
+            assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+        blocked = last_task(await send(served.url, user("hi", context="ctx-8"), streaming=False))
+        assert blocked.status.message.metadata["praxo.code"] == "SESSION_INTERRUPTED"
+        resumed = await served.runtime.session("ctx-8").aresume("red")
+        assert resumed.output == 'Result: "red".'
+
+    asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+
+
 def test_the_card_lists_the_tools_as_skills(served: Served) -> None:
     """The agent card names the agent's tools as skills and the URL it was fetched from."""
     card = httpx.get(served.url + "/.well-known/agent-card.json", timeout=TIMEOUT).json()
