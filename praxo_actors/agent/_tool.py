@@ -61,6 +61,13 @@ class Tool:
     ``text_results``: a ``str`` the handler returns goes to the model as that text. Otherwise
     (the default) every result is encoded as JSON, a ``str`` too (``ok`` becomes ``"ok"``).
     :func:`~praxo_actors.agent.tool` sets it.
+
+    ``annotations``: what the tool's maker says of it, as MCP's tool annotations
+    (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``, ``title``);
+    :class:`~praxo_actors.mcp.MCPTools` copies a server's, and
+    ``require_approval(destructive=True)`` reads ``destructiveHint``. ``output_schema``: the
+    JSON Schema of its structured results, when it declares one (an MCP tool's
+    ``outputSchema``). Neither changes how the tool is called.
     """
 
     name: str
@@ -69,6 +76,8 @@ class Tool:
     handler: Callable[[dict[str, Any]], Any] = field(repr=False)
     delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
     text_results: bool = False
+    annotations: dict[str, Any] | None = field(default=None, compare=False)
+    output_schema: dict[str, Any] | None = field(default=None, compare=False)
     # None for a schema that admits every object ({} or true): nothing to check.
     _validator: Validator | None = field(init=False, repr=False, compare=False)
 
@@ -79,6 +88,9 @@ class Tool:
             )
         if not isinstance(self.text_results, bool):
             raise TypeError("text_results must be a bool")
+        for name in ("annotations", "output_schema"):
+            if not isinstance(getattr(self, name), dict | None):
+                raise TypeError(f"{name} must be a dict or None")
         schema: Any = self.parameters
         checks = not (schema is True or (isinstance(schema, dict) and not schema))
         object.__setattr__(self, "_validator", compile_validator(schema) if checks else None)

@@ -141,7 +141,7 @@ def tool_step(
                         {"step": step, "name": name, "id": call.id, "arguments": arguments},
                     )
             else:
-                if decided is None and approval is not None and approval.requires(name):
+                if decided is None and approval is not None and approval.requires(name, tool):
                     payload = {
                         "approval": {"tool": name, "arguments": arguments, "call_id": call.id}
                     }

@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 import mcp_types
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -36,6 +37,13 @@ class _Handler:
     async def __call__(self, arguments: dict[str, Any]) -> Any:
         """Call the tool on the server; return its result, or a ``ToolError``."""
         return await self.owner.call(self.name, arguments)
+
+
+def _annotations(tool: mcp_types.Tool) -> dict[str, Any] | None:
+    """Return the tool's annotations under their MCP names (``readOnlyHint``...), or None."""
+    if tool.annotations is None:
+        return None
+    return tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 class MCPTools:
@@ -73,6 +81,7 @@ class MCPTools:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_TIMEOUT,
+        stderr: TextIO | None = None,
     ) -> MCPTools:
         """Run ``command args…`` as an MCP server speaking over its stdin and stdout.
 
@@ -82,11 +91,19 @@ class MCPTools:
             env: Variables added to the SDK's safe default environment (``PATH``, ``HOME``, …).
             timeout: Seconds each call may take.
             connect_timeout: Seconds starting the server and listing its tools may take.
+            stderr: Where the server's stderr goes: a file open for writing (one with a file
+                descriptor: a log file, ``open(os.devnull, "w")``); None: the host's
+                ``sys.stderr`` when the server starts.
         """
         params = StdioServerParameters(
             command=command, args=list(args), env=dict(env) if env is not None else None
         )
-        return cls(lambda: Client(params), f"stdio {command}", timeout, connect_timeout)
+        if stderr is None:
+            return cls(lambda: Client(params), f"stdio {command}", timeout, connect_timeout)
+        if not hasattr(stderr, "write") or not hasattr(stderr, "fileno"):
+            raise TypeError("stderr must be a file open for writing, or None")
+        where = f"stdio {command}"
+        return cls(lambda: Client(stdio_client(params, stderr)), where, timeout, connect_timeout)
 
     @classmethod
     def http(
@@ -146,6 +163,8 @@ class MCPTools:
             parameters=dict(tool.input_schema),
             handler=_Handler(self, tool.name),
             text_results=True,  # an MCP text result is text for the model, not a JSON string
+            annotations=_annotations(tool),
+            output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
         )
 
     @property

@@ -1,0 +1,82 @@
+"""``a2a_app``: an agent served over A2A (the app is built, and its SDK imported, on call)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from praxo_actors._errors import PraxoError
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime import Runtime
+
+__all__ = ["a2a_app", "require_runtime", "require_sdk"]
+
+
+def require_sdk(*modules: str) -> None:
+    """Raise ``ModuleNotFoundError`` naming the extra if one of ``modules`` is missing."""
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            raise ModuleNotFoundError(
+                f"praxo_actors.protocols needs {name}: pip install 'praxo-actors[protocols]'",
+                name=name,
+            )
+
+
+def require_runtime(runtime: Any) -> None:
+    """Refuse anything but a :class:`~praxo_actors.runtime.Runtime` (``RUNTIME_INVALID_INPUT``)."""
+    from praxo_actors.runtime import Runtime
+
+    if not isinstance(runtime, Runtime):
+        raise PraxoError("RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime")
+
+
+def a2a_app(
+    runtime: Runtime,
+    *,
+    agent: str = "default",
+    card: Any = None,
+    url: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+) -> Any:
+    """Return an ASGI app that serves ``agent`` to A2A clients (JSON-RPC, ``a2a-sdk``).
+
+    A message's context is the session (``runtime.session(context_id, agent)``): the session
+    keeps the conversation, so each message is one run of its text. ``SendMessage`` answers
+    with the task when its run ends (or at once, asked to return immediately);
+    ``SendStreamingMessage`` streams the task's status updates. A task is one run: its
+    metadata's ``praxo.run_id`` is the run's id, and ``GetTask`` and ``CancelTask`` take
+    the run's id as well as the task's. Cancelling the task cancels the run. An approval or
+    a tool's ``Interrupt`` leaves the task ``input-required`` (the status message carries
+    the interrupt's payload as a data part); the next message of the task answers it (its
+    data part, or its text read as JSON when it is JSON, else the text) and the run goes on;
+    an answer the run refuses (``AGENT_INVALID_RESUME``) leaves the task ``input-required``.
+    A failed run is a ``failed`` task whose status message says the code (and carries it in
+    its metadata's ``praxo.code``); the output of a completed run is the artifact
+    ``output``. The agent card (at ``/.well-known/agent-card.json``) lists the agent's tools
+    as skills (an agent without tools: one skill, the conversation), unless ``card`` is given.
+
+    A request for another ``Host`` than the app is served on is 421 ``PROTOCOL_HOST_REFUSED``;
+    malformed JSON-RPC is answered with the SDK's JSON-RPC error (never a 500).
+
+    Args:
+        runtime: The runtime whose agent to serve.
+        agent: The registered agent's name.
+        card: An ``a2a.types.AgentCard`` to serve instead of the one built from the agent.
+        url: The URL the card tells clients to use (None: the URL the card is fetched
+            from, where the app is served).
+        allowed_hosts: ``host`` or ``host:port`` entries accepted in ``Host`` (None: the
+            address served on, and the loopback names for a loopback address).
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``;
+            ``RUNTIME_UNKNOWN_AGENT`` for an agent not registered.
+        ModuleNotFoundError: ``a2a-sdk`` or Starlette is not installed (the ``protocols``
+            extra).
+    """
+    require_sdk("a2a", "starlette")
+    require_runtime(runtime)
+    from praxo_actors.protocols._a2a_app import build
+
+    return build(runtime, agent, card, url, allowed_hosts)
