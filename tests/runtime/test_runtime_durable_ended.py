@@ -94,3 +94,32 @@ def test_a_durable_run_ended_after_its_journal_is_not_run_again(
     assert rt2.session("s").run("later").get(timeout=TIMEOUT).output == "done"
     assert again.inputs == ["later"]  # "go" was not resumed
     assert again.tools == 1
+
+
+def test_a_durable_run_failed_after_its_crash_retries_is_not_run_again(tmp_path: Path) -> None:
+    """Cut off by more crashes than it is retried, a durable run fails SESSION_CRASHED and
+    leaves no pending run in the store: a later runtime does not resume it."""
+    path = tmp_path / "s.sqlite3"
+    first = Tooled("hold")
+    entered = threading.Semaphore(0)
+    model = first.model
+
+    async def counted(request: Request) -> Response:
+        if request.step > 1:
+            entered.release()
+        return await model(request)
+
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        agent = lambda: new_agent_options(counted, tools=[Tool("t", "", {}, first.tool)])  # noqa: E731
+        rt.register_agent("default", agent, durable=True)
+        handle = rt.session("s")
+        future = handle.run("go")
+        for _ in range(4):  # the first cut, and each of the three retries
+            assert entered.acquire(timeout=TIMEOUT)
+            handle.crash_for_testing()
+        assert error_code(future) == "SESSION_CRASHED"
+    finally:
+        rt.stop()
+    assert first.tools == 1
+    assert _stored(path) == ([], [])
