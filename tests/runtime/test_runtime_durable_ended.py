@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from _runtime_helpers import TIMEOUT, error_code
 
+from praxo_actors import PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
 from praxo_actors.memory import SQLiteStore
 from praxo_actors.memory._log import JOURNAL, PENDING
@@ -123,3 +124,40 @@ def test_a_durable_run_failed_after_its_crash_retries_is_not_run_again(tmp_path:
         rt.stop()
     assert first.tools == 1
     assert _stored(path) == ([], [])
+
+
+def test_a_resumed_durable_run_a_session_stop_ends_is_not_resumed_again(tmp_path: Path) -> None:
+    """Cut off by a runtime stop, resumed by the next runtime (its tool replayed), then ended
+    by handle.stop(): it fails AGENT_CANCELLED and the third runtime does not resume it."""
+    path = tmp_path / "s.sqlite3"
+    first = Tooled("hold")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
+    try:
+        rt.register_agent("default", first.agent, durable=True)
+        future = rt.session("s").run("go")
+        assert first.entered.wait(TIMEOUT)
+    finally:
+        rt.stop()
+    assert error_code(future) == "RUNTIME_STOPPED"
+    second = Tooled("hold")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, resume=True)
+    try:
+        rt.register_agent("default", second.agent, durable=True)
+        assert second.entered.wait(TIMEOUT)  # resumed: the tool replayed, the model live
+        assert second.tools == 0
+        handle = rt.session("s")
+        assert handle.stop(timeout=TIMEOUT)
+        with pytest.raises(PraxoError) as info:
+            handle.result(future.run_id, timeout=TIMEOUT)
+        assert info.value.code == "AGENT_CANCELLED"
+    finally:
+        rt.stop()
+    assert _stored(path) == ([], [])
+    third = Tooled("answer")
+    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, resume=True)
+    try:
+        rt.register_agent("default", third.agent, durable=True)
+        assert rt.session("s").run("later").get(timeout=TIMEOUT).output == "done"
+        assert third.inputs == ["later"]
+    finally:
+        rt.stop()
