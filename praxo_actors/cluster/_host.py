@@ -140,6 +140,11 @@ class Host:
             return _error(exc)
         return pack_result(result)
 
+    async def interrupted(self, session_id: str, agent: str) -> str | None:
+        """The id of the session's interrupted run here (None: none, or not found in time)."""
+        handle = self.runtime.session(session_id, agent)
+        return await asyncio.to_thread(handle._interrupted, self._timeout)
+
     async def _forget(self, session_id: str, agent: str) -> None:
         """Stop the session here if it is idle, so that its next use restores it from the store.
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
 
 TAKE_WAIT = 0.5  # how long the hub holds a subscriber's take open when it has nothing new
+_FIND_SECONDS = 15.0  # how long resume waits for a host to name the interrupted run
 _DOWN_SECONDS = 2.0  # how long a host that failed a call is passed over before a new ping
 
 
@@ -147,8 +148,9 @@ class ClusterSession:
 
         ``value`` answers what the run asked, as for
         :meth:`~praxo_actors.runtime.SessionHandle.resume`. The future's ``run_id`` is the
-        interrupted run's once it has its result. If the host dies meanwhile it fails with
-        ``SESSION_CRASHED`` (the run stays interrupted in the store: resume it again).
+        interrupted run's from the start (the session's host is asked for it first). If the
+        host dies meanwhile it fails with ``SESSION_CRASHED`` (the run stays interrupted in the
+        store: resume it again).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON;
@@ -445,9 +447,18 @@ class ClusterRuntime:
     ) -> ClusterRunFuture:
         if self._stopped:
             raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+        import ray
+
         name, host = self._route(session_id)
+        # The interrupted run's id first, so that the future is that run's from the start (a
+        # new id only when the host cannot say: the resume then says why on the future).
+        try:
+            found = ray.get(host.interrupted.remote(session_id, agent), timeout=_FIND_SECONDS)
+        except Exception:
+            found = None
+        run_id = found if isinstance(found, str) else new_run_id()
         ref = host.resume.remote(session_id, agent, document, deadline)
-        return ClusterRunFuture(self, session_id, agent, new_run_id(), name, ref, None)
+        return ClusterRunFuture(self, session_id, agent, run_id, name, ref, None)
 
     def _after_host_failed(self, future: ClusterRunFuture, timeout: float | None) -> RunResult:
         with self._lock:

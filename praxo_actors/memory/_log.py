@@ -145,6 +145,9 @@ class Commit(msgspec.Struct, frozen=True):
     journal: int = -1  # entries of the pending run to drop; -1: no pending run to clear
     agent: str = ""  # the agent of the run (kept in the head, for a restored session)
     inbox: str | None = None  # an accepted run that ended before it began: out of the inbox
+    # The durable run a commit naming no run ended (a failure, settled already): its pending
+    # entry and journal are dropped as ``run_id``'s would be.
+    ends: str | None = None
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -447,12 +450,15 @@ class SessionLog:
             if commit.journal >= 0:
                 now = pending_runs.get(sid)
                 kept = 0  # journal entries of a newer pending run, at the same keys
-                if now is None or now[0] in ("", commit.run_id):  # "": a broken document
+                entries = commit.journal
+                if now is None or now[0] in ("", commit.run_id, commit.ends):  # "": broken
                     deletes.append((PENDING, sid))
                     pending_runs[sid] = None
+                    if now is not None:  # an entry written after the run's last ack too
+                        entries = max(entries, now[1])
                 else:
                     kept = now[1]
-                deletes.extend((JOURNAL, _key(sid, i)) for i in range(kept, commit.journal))
+                deletes.extend((JOURNAL, _key(sid, i)) for i in range(kept, entries))
             heads[sid] = [version, base, results]
             if commit.agent:
                 agents[sid] = commit.agent

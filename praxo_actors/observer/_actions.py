@@ -136,16 +136,14 @@ async def answer_approval(
         if approval_of(info) is None or info.agent is None:
             raise PraxoError("SESSION_NOT_INTERRUPTED", f"{session_id!r} waits for no approval")
         handle = runtime.session(session_id, agent=info.agent)
-        # The run it resumes, as the observer's log has it (the resume's future learns the id
-        # on the loop, later).
-        waiting = runs.runs(status="interrupted", session_id=session_id, limit=1)
-        run_id = waiting[0]["run_id"] if waiting else None
-        await _resume(runs, handle, approved, timeout)
+        run_id = await _resume(runs, handle, approved, timeout)
     return {"session_id": session_id, "run_id": run_id, "approved": approved}
 
 
-async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> None:
-    """Resume the session's run and return once it went on (its ``run.resumed``) or ended.
+async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> str:
+    """Resume the session's run and return once it went on (its ``run.resumed``) or ended:
+    the run's id (the interrupted run's, which the resume's future holds by then, whether or
+    not the observer's log saw that run).
 
     Raises:
         PraxoError: The resume's refusal (see :data:`_REFUSED`); ``RUNTIME_TIMEOUT``.
@@ -169,7 +167,7 @@ async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> 
     finally:
         forget()
     if went_on.is_set():
-        return
+        return str(future.run_id)
     if not future.done():
         raise PraxoError("RUNTIME_TIMEOUT", f"the run did not go on within {timeout} s")
     try:
@@ -178,6 +176,7 @@ async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> 
         if exc.code in _REFUSED:
             raise
     # It went on and ended (its end shows in /api/runs) before its run.resumed reached the log.
+    return str(future.run_id)
 
 
 async def _settled(future: Any) -> None:

@@ -246,6 +246,7 @@ def test_an_approval_resumes_on_the_cluster(ray_cluster: Any, cluster_store: Any
         stopped = session.run("mail ada").get(timeout=TIMEOUT)
         assert stopped.status == "interrupted" and stopped.interrupt is not None
         resumed = session.resume(True)
+        assert resumed.run_id == stopped.run_id  # the interrupted run's, before its result
         done = resumed.get(timeout=TIMEOUT)
         assert done.status == "completed" and done.output == 'result: "sent to ada"'
         assert done.run_id == stopped.run_id == resumed.run_id

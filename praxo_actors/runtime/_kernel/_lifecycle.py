@@ -100,7 +100,8 @@ class Lifecycle:
 
     def _drop_accepted(self, session_id: str, run_ids: list[str], code: str) -> None:
         """Take runs that ended out of their session's inbox in the store (if they are there),
-        keeping their outcome for ``handle.result``."""
+        and a journaled one's pending entry and journal (if it is the pending run), keeping
+        their outcome for ``handle.result``: none of them runs later."""
         kernel = self.kernel
         ref = kernel.store_ref
         if ref is None:
@@ -108,7 +109,7 @@ class Lifecycle:
         for run_id in run_ids:
             error = AgentError(code, "the session stopped", run_id)
             kept = result_document(None, error, run_id, session_id, kernel.host.key)
-            commit = Commit(session_id, result=kept, inbox=run_id)
+            commit = Commit(session_id, result=kept, journal=0, inbox=run_id, ends=run_id)
             with contextlib.suppress(pykka.ActorDeadError):
                 ref.tell(encode(CommitRun(commit)))
 
@@ -153,8 +154,8 @@ class Lifecycle:
         for run_id in left:
             kernel.failed(run_id, AgentError(code, "the session stopped", run_id))
         if durable and code in ("AGENT_CANCELLED", "SESSION_CRASHED"):
-            # Ended for good: a durable run accepted and not begun must not run later. (After
-            # a stop of the runtime it stays accepted; after a reload another writer has it.)
+            # Ended for good: a durable run accepted, or begun, must not run later. (After a
+            # stop of the runtime it stays in the store; after a reload another writer has it.)
             self._drop_accepted(session_id, durable, code)
         if again:
             new = table.add(session_id)

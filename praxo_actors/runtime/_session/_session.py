@@ -306,13 +306,17 @@ class SessionActor(MNActor):
             return
         # Kept for handle.result(run_id): the last runs' outcomes, failures too. The commit
         # names no run: the run is settled already, and its id may be pending again (resumed)
-        # by the time the store answers, which must not settle that later run. Reading the
-        # error's code and text is a call into user code (an exception of theirs).
+        # by the time the store answers, which must not settle that later run; it names the
+        # run it ends, so a durable run's pending entry goes too (it must not be resumed).
+        # Reading the error's code and text is a call into user code (an exception of theirs).
         kept, document = enter(result_document, None, error, run_id, self.session_id, host.key)
         if not kept:
             document = None
         if document is not None or journal >= 0 or inbox is not None:
-            commit = Commit(self.session_id, result=document, journal=journal, inbox=inbox)
+            ends = run_id if journal >= 0 else None
+            commit = Commit(
+                self.session_id, result=document, journal=journal, inbox=inbox, ends=ends
+            )
             self._to_store(encode(CommitRun(commit)))
 
     def _to_store(self, message: bytes, run_id: str | None = None) -> None:
