@@ -3,17 +3,18 @@
 The example runs as a child process (uvicorn, a durable agent on SQLite, ``resume=True``) with
 its model behind a gate file: a user's message waits in its model call until the test creates
 the file, so while 200 runs are POSTed most of them wait queued behind the running run of their
-session, 25 others wait for an approval, and 5 event streams are open. The process is then
-stopped (SIGTERM) or killed (SIGKILL), the gate opened, and the service started again on the
-same store: every run answered 202 is found by ``GET /runs/{id}`` and ends once, in its
-session's order, and each approval asked for before the cut is approved after it and completes
-under its own run id.
+session, 20 others wait for an approval, 5 approval-gated runs are in their first model call,
+and 5 event streams are open. The process is then stopped (SIGTERM) or killed (SIGKILL), the
+gate opened, and the service started again on the same store: every run answered 202 is found
+by ``GET /runs/{id}`` and ends once, in its session's order, and each approval, asked for
+before the cut or after the restart, is approved and completes under its own run id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +25,15 @@ import pytest
 from test_fastapi_service import EXAMPLE, POLL, TIMEOUT, Server, serve
 
 QUEUED_SESSIONS, RUNS_PER_SESSION = 35, 5  # the first run of each runs, the other 4 queue
-APPROVAL_SESSIONS = 25  # one run each, waiting for its approval at the cut
+APPROVAL_SESSIONS = 20  # a0..: one mail each, waiting for its approval at the cut
+MAILS_CUT = 5  # c0..c4: one mail each, cut off in its model call (it asks after the restart)
 MAILS_QUEUED = 5  # q0..q4 end with a mail: it asks for its approval only after the restart
 STREAMS = 5  # open on q0..q4
+LOAD_TIMEOUT = 30.0  # 200 POSTs answered 202 (in well under 1 s on an idle machine)
 SETTLE_TIMEOUT = 40.0  # the restarted service runs 175 runs and 30 approvals within this
 
-# The example, with its model behind a gate: a user's message other than a mail waits in its
-# model call until the gate file exists (the tool's answer and a mail pass at once).
+# The example, with its model behind a gate: a user's message waits in its model call until
+# the gate file exists, but for a mail to an address at example.com (the tool's answer passes).
 GATED = """\
 import asyncio, os, pathlib, sys
 
@@ -43,9 +46,9 @@ echo = example.echo_model(0.0)
 
 async def gated(request):
     last = request.messages[-1]
-    if last.role == "user" and not str(last.content).startswith("mail "):
+    if last.role == "user" and not str(last.content).endswith("@example.com"):
         while not gate.exists():
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
     return await echo(request)
 
 
@@ -62,10 +65,12 @@ def session_inputs() -> dict[str, list[str]]:
     for s in range(QUEUED_SESSIONS):
         texts = [f"m{i}" for i in range(RUNS_PER_SESSION)]
         if s < MAILS_QUEUED:
-            texts[-1] = f"mail q{s}@example.com"
+            texts[-1] = f"mail q{s}@example.org"
         inputs[f"q{s}"] = texts
     for s in range(APPROVAL_SESSIONS):
         inputs[f"a{s}"] = [f"mail a{s}@example.com"]
+    for s in range(MAILS_CUT):
+        inputs[f"c{s}"] = [f"mail c{s}@example.org"]
     return inputs
 
 
@@ -75,6 +80,7 @@ class Cut:
 
     run_ids: dict[str, list[str]]  # session -> the run ids answered 202, in POST order
     refused: list[tuple[str, int, str]]  # session, status, body: a POST not answered 202
+    posted_in: float  # seconds until every POST was answered
     streams: list[tuple[list[str], str]] = field(default_factory=list)  # events, how it ended
 
 
@@ -95,8 +101,9 @@ class Tally:
 
 @pytest.mark.parametrize("cut", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_no_acknowledged_run_is_lost_across_a_cut(tmp_path: Path, cut: signal.Signals) -> None:
-    """200 runs answered 202 (140 queued, 25 waiting for approval), 5 streams open; after the
-    cut and a restart each is found and ends once, in order; every approval completes."""
+    """200 runs answered 202 (140 queued, 20 waiting for approval, 5 mails in their model
+    call), 5 streams open; after the cut and a restart each is found and ends once, in order,
+    and every approval, asked for before the cut or after, is approved and completes."""
     store, gate = tmp_path / "s.sqlite3", tmp_path / "gate"
     script = tmp_path / "gated_service.py"
     script.write_text(GATED.format(examples=str(EXAMPLE.parent)))
@@ -106,9 +113,11 @@ def test_no_acknowledged_run_is_lost_across_a_cut(tmp_path: Path, cut: signal.Si
         exit_status = server.process.wait(TIMEOUT)
     assert before.refused == [], before.refused
     assert exit_status == -cut, server.logged()
-    # Each stream saw its session's first run start, then ended with the process.
+    # Each stream saw its session's first run start, and never end (so the session's other
+    # runs were queued behind it at the cut), then ended with the process.
     for events, ended in before.streams:
         assert events[:2] == ["run.started", "model.requested"], events
+        assert "model.responded" not in events and "run.completed" not in events, events
         assert ended == ("closed" if cut == signal.SIGTERM else "cut"), (ended, events)
 
     gate.touch()
@@ -121,17 +130,19 @@ def test_no_acknowledged_run_is_lost_across_a_cut(tmp_path: Path, cut: signal.Si
         if history != expected[session]:
             tally.out_of_order.append(f"{session}: {history}")
     print(
-        f"{cut.name}: acknowledged {tally.acknowledged}, found {tally.found}, "
+        f"{cut.name}: 200 POSTs answered in {before.posted_in:.2f} s; acknowledged "
+        f"{tally.acknowledged}, found {tally.found}, "
         f"lost {len(tally.lost)}, duplicates {tally.duplicates}, unsettled "
         f"{len(tally.unsettled)}, failed {len(tally.failed)}; approvals waiting at the cut "
         f"{tally.approvals_before}, approved after the restart {tally.approved}"
     )
-    assert tally.acknowledged == QUEUED_SESSIONS * RUNS_PER_SESSION + APPROVAL_SESSIONS == 200
+    runs = QUEUED_SESSIONS * RUNS_PER_SESSION + APPROVAL_SESSIONS + MAILS_CUT
+    assert tally.acknowledged == runs == 200
     assert tally.lost == [] and tally.unsettled == [] and tally.failed == [], tally
     assert tally.found == tally.acknowledged
     assert tally.duplicates == 0 and tally.out_of_order == [], tally.out_of_order
     assert tally.approvals_before == APPROVAL_SESSIONS
-    assert tally.approved == APPROVAL_SESSIONS + MAILS_QUEUED
+    assert tally.approved == APPROVAL_SESSIONS + MAILS_CUT + MAILS_QUEUED
 
 
 async def bounded(awaitable: Awaitable[T], what: str, timeout: float = TIMEOUT) -> T:
@@ -181,16 +192,31 @@ async def load_then_cut(server: Server, cut: signal.Signals) -> Cut:
             # every session at once.
             run_ids = []
             for text in texts:
-                reply = await http.post(f"/sessions/{session}/runs", json={"input": text})
+                try:
+                    reply = await http.post(f"/sessions/{session}/runs", json={"input": text})
+                except httpx.TransportError as exc:
+                    refused.append((session, 0, repr(exc)))
+                    break
                 if reply.status_code != 202:
                     refused.append((session, reply.status_code, reply.text))
                     break
                 run_ids.append(reply.json()["run_id"])
             return run_ids
 
+        posting = time.monotonic()
         posts = {s: asyncio.create_task(post(s, texts)) for s, texts in inputs.items()}
-        await bounded(asyncio.gather(*posts.values()), "every POST answered")
+        _, late = await asyncio.wait(posts.values(), timeout=LOAD_TIMEOUT)
+        if late:
+            unanswered = sorted(s for s, task in posts.items() if task in late)
+            statistics = (await http.get("/healthz")).json()
+            for task in late:
+                task.cancel()
+            raise AssertionError(
+                f"POSTs unanswered after {LOAD_TIMEOUT} s on {unanswered}: {statistics}\n"
+                f"{server.logged()}"
+            )
         run_ids = {s: task.result() for s, task in posts.items()}
+        posted_in = time.monotonic() - posting
 
         async def approvals_listed() -> None:
             while True:
@@ -206,7 +232,7 @@ async def load_then_cut(server: Server, cut: signal.Signals) -> Cut:
         else:
             server.process.send_signal(cut)
         ended = await bounded(asyncio.gather(*streams), "the streams end")
-    return Cut(run_ids, refused, list(ended))
+    return Cut(run_ids, refused, posted_in, list(ended))
 
 
 async def settle_everything(server: Server, before: Cut) -> Tally:
