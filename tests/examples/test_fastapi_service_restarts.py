@@ -273,6 +273,8 @@ async def settle_everything(server: Server, before: Cut) -> Tally:
                     await asyncio.wait_for(follow(session, run_id), SETTLE_TIMEOUT)
                 except TimeoutError:
                     tally.unsettled.append(run_id)
+                except httpx.TransportError as exc:  # an approval that hangs, say
+                    tally.failed.append(f"{run_id}: {exc!r}")
 
         await asyncio.gather(*(follow_session(s, ids) for s, ids in before.run_ids.items()))
     return tally
