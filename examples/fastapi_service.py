@@ -39,8 +39,9 @@ Shutdown (SIGTERM, Ctrl-C): uvicorn stops accepting connections, then waits up t
 that an open event stream does not hold that wait to its end, :class:`Server` drains the
 service as soon as shutdown begins: new runs are refused with 503, the runs in flight finish,
 then the runtime stops, which ends every event stream. Runs still going near the end of the
-grace period are failed with ``RUNTIME_STOPPED`` (503), so every request that was accepted
-gets an answer before uvicorn gives up on it. (Under ``uvicorn --factory
+grace period are failed with ``RUNTIME_STOPPED`` (503, with the ``run_id``), so every request
+that was accepted gets an answer before uvicorn gives up on it; such a run is still in the
+store, and runs after the restart like every run answered 202. (Under ``uvicorn --factory
 fastapi_service:create_app`` there is no such hook: the runtime stops after uvicorn's wait,
 so an open event stream is cut when the grace period runs out.)
 
