@@ -1,8 +1,11 @@
 """A FastAPI service that hosts agent sessions on the actor runtime, on the app's own event loop.
 
 The lifespan opens the runtime with ``Runtime.open`` on a SQLite file, so sessions and their
-``async`` model calls run on uvicorn's loop (a client made on that loop just works) and every
-committed run survives a restart. Endpoints:
+``async`` model calls run on uvicorn's loop (a client made on that loop just works). The agent
+is durable and the runtime starts with ``resume=True``: every run answered 202 is in the store
+by then (running or queued behind another run of its session), and after a SIGTERM or a
+SIGKILL the next start runs each once, in order, and ``GET /runs/{run_id}`` finds it; an
+approval asked for before the restart is answered after it. Endpoints:
 
 - ``POST /sessions/{id}/runs`` with ``{"input": "...", "deadline": 5.0 | null}`` accepts the
   run and answers 202 ``{"run_id": ...}`` at once (``Location: /runs/{run_id}``). A client that
@@ -36,8 +39,9 @@ Shutdown (SIGTERM, Ctrl-C): uvicorn stops accepting connections, then waits up t
 that an open event stream does not hold that wait to its end, :class:`Server` drains the
 service as soon as shutdown begins: new runs are refused with 503, the runs in flight finish,
 then the runtime stops, which ends every event stream. Runs still going near the end of the
-grace period are failed with ``RUNTIME_STOPPED`` (503), so every request that was accepted
-gets an answer before uvicorn gives up on it. (Under ``uvicorn --factory
+grace period are failed with ``RUNTIME_STOPPED`` (503, with the ``run_id``), so every request
+that was accepted gets an answer before uvicorn gives up on it; such a run is still in the
+store, and runs after the restart like every run answered 202. (Under ``uvicorn --factory
 fastapi_service:create_app`` there is no such hook: the runtime stops after uvicorn's wait,
 so an open event stream is cut when the grace period runs out.)
 
@@ -250,7 +254,8 @@ def create_app(
         model: The agent's model (default: :func:`echo_model`).
         research: Also serve the research agent (``research_agent.py``: an MCP tool and a
             sub-agent) at ``POST /research/{id}``; its MCP server runs as a child process.
-        runtime_options: Passed to ``Runtime.open`` (``on_busy``, ``max_queue``, ...).
+        runtime_options: Passed to ``Runtime.open`` (``on_busy``, ``max_queue``, ...;
+            ``resume`` is True unless given).
     """
     agent_model = model or echo_model()
     service = Service()
@@ -259,8 +264,11 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # On the app's loop: no thread of the runtime's own, and the model runs here.
         async with contextlib.AsyncExitStack() as stack:
-            runtime = await stack.enter_async_context(Runtime.open(store_path, **runtime_options))
-            runtime.register_agent(AGENT, lambda: agent_options(agent_model))
+            # resume=True: the runs a stop or a crash cut off (accepted, queued, waiting for an
+            # approval) go on; the agent is durable, so each accepted run is in the store.
+            options: dict[str, Any] = {"resume": True, **runtime_options}
+            runtime = await stack.enter_async_context(Runtime.open(store_path, **options))
+            runtime.register_agent(AGENT, lambda: agent_options(agent_model), durable=True)
             if research:  # one MCP client, opened on this loop, serves every session
                 import research_agent
 

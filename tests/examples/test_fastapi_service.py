@@ -74,8 +74,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(directory: Path, store: Path, **settings: str) -> Iterator[Server]:
-    """Run the example as a script until it is ready; stop it (and check it stopped) after."""
+def serve(
+    directory: Path, store: Path, script: Path = EXAMPLE, **settings: str
+) -> Iterator[Server]:
+    """Run the example (or a ``script`` that runs it) until it is ready; stop it (and check it
+    stopped) after."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # The echo model unless a test points the example at a server of its own.
@@ -84,7 +87,7 @@ def serve(directory: Path, store: Path, **settings: str) -> Iterator[Server]:
     log = directory / f"server-{port}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE)], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT
         )
     try:
         with httpx.Client(base_url=url, timeout=TIMEOUT, headers=WAIT) as client:
