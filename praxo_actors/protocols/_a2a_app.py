@@ -43,7 +43,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
-from praxo_actors.protocols._guard_host import HostOnly
+from praxo_actors.protocols._http import HostCheck
 from praxo_actors.protocols._registered import agent_tools
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ def agent_card(runtime: Runtime, agent: str, url: str | None) -> AgentCard:
 
 def build(
     runtime: Runtime, agent: str, card: Any, url: str | None, allowed_hosts: Iterable[str] | None
-) -> HostOnly:
+) -> HostCheck:
     """Return the A2A app of ``runtime``'s ``agent``."""
     if card is None:
         card = agent_card(runtime, agent, url)
@@ -282,7 +282,7 @@ def build(
     )
     cards = create_agent_card_routes(card) if url is not None else [_card_here(card)]
     routes = [*cards, *create_jsonrpc_routes(handler, "/")]
-    return HostOnly(Starlette(routes=routes), allowed_hosts)
+    return HostCheck(Starlette(routes=routes), allowed_hosts)
 
 
 def _card_here(card: AgentCard) -> Route:

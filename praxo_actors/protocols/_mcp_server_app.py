@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
 from praxo_actors._errors import PraxoError
-from praxo_actors.protocols._guard_host import HostOnly
+from praxo_actors.protocols._http import HostCheck
 from praxo_actors.protocols._registered import agent_tools, registered_agents
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class _Server(MCPServer[Any]):
         if self._allowed_hosts is not None and "transport_security" not in options:
             options["transport_security"] = _security(self._allowed_hosts)
         app = super().streamable_http_app(**options)
-        app.add_middleware(HostOnly, allowed_hosts=self._allowed_hosts)
+        app.add_middleware(HostCheck, allowed_hosts=self._allowed_hosts)
         return app
 
 

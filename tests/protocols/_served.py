@@ -14,14 +14,20 @@ TIMEOUT = 10.0
 
 
 @contextlib.contextmanager
-def served(app: Any) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 until the block ends; yield its base URL."""
+def served(app: Any, lifespan: str = "off") -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1 until the block ends; yield its base URL.
+
+    ``lifespan="on"`` for an app that starts its own tasks there (the MCP server's session
+    manager, the A2A app's).
+    """
     # Bound before the server starts: requests made meanwhile wait in the listen backlog.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan=lifespan, timeout_graceful_shutdown=5
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn")
     thread.start()

@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from _helpers import assert_no_new_threads
-from _loopback import TIMEOUT, on_loopback
+from _served import TIMEOUT
+from _served import served as on_loopback
 from a2a.client import ClientConfig, create_client
 from a2a.helpers.proto_helpers import new_data_part, new_message, new_text_part
 from a2a.types import (
@@ -91,7 +92,7 @@ def served() -> Iterator[Served]:
                 Mount("/", a2a_app(runtime)),
             ]
         )
-        with on_loopback(app) as url:
+        with on_loopback(app, lifespan="on") as url:
             yield Served(runtime, url)
     finally:
         RELEASE.set()

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from _helpers import assert_no_new_threads
-from _loopback import TIMEOUT, on_loopback
+from _served import TIMEOUT, served
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -107,7 +107,7 @@ def test_streamable_http_on_loopback(runtime: Runtime) -> None:
             assert result.structured_content["output"] == "Result: 5."
             assert result.structured_content["session_id"] == "s-1"
 
-    with on_loopback(server.streamable_http_app()) as url:
+    with served(server.streamable_http_app(), lifespan="on") as url:
         asyncio.run(asyncio.wait_for(go(url), TIMEOUT))
     assert [m.role for m in runtime.session("s-1", "adder").history()] == [
         "user",
@@ -119,7 +119,7 @@ def test_streamable_http_on_loopback(runtime: Runtime) -> None:
 
 def test_the_http_app_refuses_a_foreign_host(runtime: Runtime) -> None:
     """A request naming another Host is 421 with a code, before the SDK sees it."""
-    with on_loopback(mcp_server(runtime).streamable_http_app()) as url:
+    with served(mcp_server(runtime).streamable_http_app(), lifespan="on") as url:
         answer = httpx.post(
             url + "/mcp", headers={"Host": "evil.example"}, content=b"{}", timeout=TIMEOUT
         )
@@ -150,7 +150,7 @@ def test_allowed_hosts_replace_the_loopback_names(runtime: Runtime) -> None:
             called = await client.call_tool("echo", {"input": "hi"})
             assert called.structured_content is not None
 
-    with on_loopback(server.streamable_http_app()) as url:
+    with served(server.streamable_http_app(), lifespan="on") as url:
         asyncio.run(asyncio.wait_for(go(url), TIMEOUT))
         refused = httpx.post(url + "/mcp", content=b"{}", timeout=TIMEOUT)
         assert refused.status_code == 421
@@ -217,5 +217,5 @@ def test_mounted_beside_the_a2a_app(runtime: Runtime) -> None:
             text = answer.task.artifacts[0].parts[0].text
             assert text == "over mcp | over mcp | over a2a"  # one session, two protocols
 
-    with on_loopback(app) as url:
+    with served(app, lifespan="on") as url:
         asyncio.run(asyncio.wait_for(go(url), TIMEOUT))
