@@ -698,7 +698,7 @@ def fanout_child(events: int, subscribers: int) -> dict[str, Any]:
             for i in range(10)
         ]
         message = encode(Publish(events=batch))
-        bus = rt._host.bus_ref  # private: the bench feeds the bus directly, without runs
+        bus = rt._kernel.bus_ref  # private: the bench feeds the bus directly, without runs
         t = time.perf_counter()
         for _ in range(events // 10):
             bus.tell(message)
