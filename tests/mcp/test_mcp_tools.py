@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import HTTPServer, stdio_tools
+from conftest import SERVER, HTTPServer, stdio_tools
 
 from praxo_actors.agent import ToolError, arun_agent, new_agent_options
 from praxo_actors.core import validate_schema
@@ -293,8 +293,6 @@ def test_nothing_is_written_to_stdout(no_thread_leaks: None) -> None:
     """A process using MCPTools — connections that end, servers that die or cannot start —
     writes nothing to its stdout (a host that is itself a stdio MCP server speaks there)."""
     import subprocess
-
-    from conftest import SERVER
 
     child = subprocess.run(
         [sys.executable, "-c", _CHILD, str(SERVER)],
