@@ -6,46 +6,21 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import httpx
+from _served import CHILD_TIMEOUT as TIMEOUT
+from _served import free_port, wait_until_serving
 from a2a.client import ClientConfig, create_client
 from a2a.helpers.proto_helpers import new_message, new_text_part
 from a2a.types import Role, SendMessageRequest, TaskState
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-TIMEOUT = 30.0  # a child's start or exit on a busy machine; well under a second on a quiet one
 CHILD = Path(__file__).with_name("_a2a_mcp_child.py")
 ROOT = Path(__file__).parents[2]
-
-
-def free_port() -> int:
-    """Return a loopback port that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_serving(child: subprocess.Popen[bytes], url: str) -> None:
-    """Wait (bounded) until ``url`` answers 200; fail if the child exits first."""
-    pause = threading.Event()  # never set: a bounded pause between looks
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        assert child.poll() is None, child.communicate()
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"not serving after {TIMEOUT} s"
-        pause.wait(0.05)
 
 
 async def talk(url: str) -> tuple[str, str]:
