@@ -6,6 +6,10 @@ a run sent while the session's previous run to the same host is still in flight 
 run's number; the host (:class:`Turns`) holds it until that run has been queued in its session,
 or for :data:`TURN_WAIT` seconds at most: a run sent to a host that died before taking it never
 comes, and its successor must not wait for it for ever.
+
+Two hosts cannot order a session's runs between them, so while a session's last run is in flight
+its next run goes to that run's host (:meth:`Sent.pinned`), even if the session's route has moved
+meanwhile (a host that failed a call is passed over): the route changes only between runs.
 """
 
 from __future__ import annotations
@@ -72,6 +76,20 @@ class Sent:
             entry.future = weakref.ref(future, lambda _ref: self._forget(session_id, entry))
             self._last[session_id] = entry
             return number, after
+
+    def pinned(self, session_id: str) -> str | None:
+        """The host of the session's last run while that run's call is in flight (None: none).
+
+        A run sent elsewhere meanwhile could commit before it: the caller sends it there too.
+        """
+        with self._lock:
+            last = self._last.get(session_id)
+            if last is None:
+                return None
+            previous = None if last.future is None else last.future()
+            if previous is not None and previous.settled():
+                return None
+            return last.host
 
     def send_again(
         self, session_id: str, host: str, future: Any, number: int

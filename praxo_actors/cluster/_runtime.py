@@ -414,7 +414,8 @@ class ClusterRuntime:
         if self._stopped:
             raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
         run_id = new_run_id()
-        name, host = self._route(session_id)
+        pinned = self._sent.pinned(session_id)  # the host of a run of the session in flight
+        name, host = (pinned, self._hosts[pinned]) if pinned else self._route(session_id)
         future = ClusterRunFuture(self, session_id, agent, run_id, name, None, (input, deadline))
         future.number, after = self._sent.send(session_id, name, future)
         future._ref = host.run.remote(

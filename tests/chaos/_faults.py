@@ -51,3 +51,81 @@ def restart_postgres(server: Any) -> tuple[float, float]:
     began = time.monotonic()
     server.restart()
     return began, time.monotonic()
+
+
+def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float = 30.0) -> str:
+    """Describe, for a failure report, what ``host`` holds of ``session_ids``: its kernel's
+    entries and pending runs, and its calls still running (their stacks)."""
+    import ray
+
+    def inspect(actor: Any) -> str:
+        import asyncio
+        import io
+        import sys
+
+        kernel = actor.runtime._kernel
+
+        def table() -> list[str]:
+            lines = []
+            for sid in session_ids:
+                entry = kernel.table.get(sid)
+                if entry is None:
+                    lines.append(f"{sid}: no entry")
+                    continue
+                lines.append(
+                    f"{sid}: ref={entry.ref} alive={entry.ref.is_alive() if entry.ref else None} "
+                    f"runs={list(entry.runs)} backlog={len(entry.backlog or [])}"
+                )
+            lines.append(f"pending runs: {len(kernel.runs.pending)}")
+            lines.append(f"reloads: {dict(kernel.lifecycle.reloads)}")
+            return lines
+
+        out = table if not hasattr(kernel, "call") else None
+        try:
+            lines = kernel.call(table, timeout=10.0) if out is None else table()
+        except Exception as exc:
+            lines = [f"the kernel did not answer: {exc!r}"]
+        try:
+            tasks = asyncio.all_tasks()
+        except RuntimeError:
+            tasks = set()
+        for task in tasks:
+            text = io.StringIO()
+            task.print_stack(limit=8, file=text)
+            if "session_id" in text.getvalue() or "_host.py" in text.getvalue():
+                lines.append(text.getvalue())
+        for ident, frame in sys._current_frames().items():
+            stack = []
+            while frame is not None and len(stack) < 12:
+                stack.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+                frame = frame.f_back
+            if any("praxo_actors" in line for line in stack):
+                lines.append(f"thread {ident}:\n  " + "\n  ".join(stack))
+        return "\n".join(lines)
+
+    try:
+        return str(ray.get(cluster._hosts[host].__ray_call__.remote(inspect), timeout=timeout))
+    except Exception as exc:
+        return f"{host} did not answer: {exc!r}"
+
+
+def pg_activity(dsn: str) -> str:
+    """Describe, for a failure report, every other connection of the server: its state, what
+    it waits for, its query, and the locks it waits on."""
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+            rows = conn.execute(
+                "SELECT pid, state, wait_event_type, wait_event, backend_xid, "
+                "now() - xact_start, pg_blocking_pids(pid), left(query, 120) "
+                "FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = "
+                "'client backend'"
+            ).fetchall()
+            locks = conn.execute(
+                "SELECT pid, locktype, classid, objid, mode, granted FROM pg_locks "
+                "WHERE locktype = 'advisory' ORDER BY granted, pid"
+            ).fetchall()
+    except Exception as exc:
+        return f"the server did not answer: {exc!r}"
+    return "\n".join([*map(str, rows), "advisory locks:", *map(str, locks)])

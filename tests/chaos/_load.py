@@ -119,6 +119,22 @@ class Load:
             return None
         return max(firsts.values())
 
+    def unserved(self, moment: float) -> list[str]:
+        """Each session with no acknowledged run submitted after ``moment``, with its last runs
+        (what they got, or that they are still in flight)."""
+        with self._settled:
+            served = {
+                run.session_id
+                for run in self.settled
+                if run.acknowledged and run.submitted_at > moment
+            }
+        lines = []
+        for sid in sorted(set(self.sessions) - served):
+            last = self.history.sessions.get(sid, [])[-3:]
+            states = [f"{run.input}: {_state(run)}" for run in last]
+            lines.append(f"{sid}: " + "; ".join(states))
+        return lines
+
     def stop(self, timeout: float) -> None:
         """Stop submitting; wait for every run in flight to settle and every thread to end.
 
@@ -131,6 +147,14 @@ class Load:
             thread.join(max(0.0, deadline - time.monotonic()))
         alive = [thread.name for thread in self._threads if thread.is_alive()]
         assert alive == [], f"sessions still running after {timeout} s: {alive}"
+
+
+def _state(run: Run) -> str:
+    if run.settled_at is None:
+        return f"in flight ({run.where or 'not yet sent back'})"
+    if run.error is not None:
+        return f"failed {getattr(run.error, 'code', type(run.error).__name__)} ({run.where})"
+    return f"ok ({run.where})"
 
 
 _FRESH = itertools.count()
@@ -182,7 +206,17 @@ def time_to_serve(load: Load, ended: float, bound: float, timeout: float) -> flo
     """
     deadline = ended + bound
     served = load.served_since(ended, max(0.0, deadline - time.monotonic()))
-    assert served is not None, f"a busy session was not served within {bound} s"
+    if served is None:
+        from _faults import host_state
+
+        unserved = load.unserved(ended)
+        ids = [line.partition(":")[0] for line in unserved]
+        hosts = [
+            f"-- {host}:\n{host_state(load.cluster, host, ids)}" for host in load.cluster._hosts
+        ]
+        raise AssertionError(
+            f"a busy session was not served within {bound} s:\n" + "\n".join(unserved + hosts)
+        )
     cluster = load.cluster
     probes = [probe(cluster, load.history, host, deadline, timeout) for host in cluster._hosts]
     return max(served, *probes) - ended

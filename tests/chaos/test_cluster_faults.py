@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _faults import host_pid, pause_host, restart_postgres, sigkill_host
+from _faults import host_pid, pause_host, pg_activity, restart_postgres, sigkill_host
 from _history import History, check, describe
 from _load import Load, time_to_serve
 
@@ -125,7 +125,12 @@ def under_fault(rig: Rig, fault: Callable[[str], float]) -> History:
         assert load.acknowledged(WARM_RUNS, TIMEOUT), "the load did not get going"
         rig.victim = cluster.host_of("s0")
         ended = fault(rig.victim)
-        serve = time_to_serve(load, ended, SERVE_BOUND, TIMEOUT)
+        try:
+            serve = time_to_serve(load, ended, SERVE_BOUND, TIMEOUT)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}\n-- PostgreSQL:\n{pg_activity(rig.postgres.dsn)}"
+            ) from None
     finally:
         load.stop(TIMEOUT)
     rig.record_property("time_to_serve_s", round(serve, 3))

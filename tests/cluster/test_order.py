@@ -37,6 +37,22 @@ def test_a_run_follows_the_one_in_flight_to_the_same_host() -> None:
     assert after5 is None  # another host: the previous one is not coming there
 
 
+def test_a_session_stays_on_the_host_of_its_run_in_flight() -> None:
+    """While a session's last run is in flight its host is pinned (a run sent elsewhere could
+    commit first); once that run returned, the session may move."""
+    sent = Sent()
+    assert sent.pinned("s") is None
+    first = Future()
+    sent.send("s", "host-0", first)
+    assert sent.pinned("s") == "host-0" and sent.pinned("t") is None
+    second = Future()
+    sent.send("s", "host-0", second)
+    first.done = True
+    assert sent.pinned("s") == "host-0"  # the last one sent is still in flight
+    second.done = True
+    assert sent.pinned("s") is None
+
+
 def test_a_run_is_sent_again_only_while_it_is_the_last() -> None:
     """A run sent again after a later one was sent would commit after it: refused."""
     sent = Sent()
