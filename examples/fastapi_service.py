@@ -33,6 +33,16 @@ approval asked for before the restart is answered after it. Endpoints:
   (``research_tools.py``, a stdio MCP server) and hands what it found to a ``summarizer`` agent
   through ``agent_tool``, on a child session; it answers like a run above, waited for.
 - ``GET /healthz`` answers 200 with the runtime's statistics while serving, 503 once stopping.
+- The protocols clients speak (``praxo_actors.protocols``, the ``protocols`` extra), on the
+  same runtime, mounted after the routes above by :func:`mount_protocols`: ``POST /ag-ui/``
+  (AG-UI; the thread is the session), ``/a2a/`` (A2A JSON-RPC, its card at
+  ``/a2a/.well-known/agent-card.json``; the context is the session), ``/openai/v1`` (an
+  OpenAI client's ``base_url``: ``/openai/v1/chat/completions`` and ``/openai/v1/models``;
+  the ``model`` is ``assistant``) and ``/mcp/`` (MCP over streamable HTTP: one tool per
+  agent). A thread, a context, a completion's ``user`` or an MCP call's ``session_id`` is the
+  session of that id, as in ``/sessions/{id}``. Each answers only the ``Host`` it is served
+  on (421 ``PROTOCOL_HOST_REFUSED``). The drain does not wait for their runs: one still
+  going when the runtime stops ends ``RUNTIME_STOPPED``, in its protocol's shape.
 
 Shutdown (SIGTERM, Ctrl-C): uvicorn stops accepting connections, then waits up to its
 ``timeout_graceful_shutdown`` for the open ones, and only then runs the lifespan's exit. So
@@ -59,11 +69,14 @@ Run: ``python examples/fastapi_service.py`` (uvicorn on 127.0.0.1), then for exa
     curl -N localhost:8000/sessions/s1/events &
     curl -X POST localhost:8000/sessions/s1/runs -H 'content-type: application/json' \\
         -H 'prefer: wait=30' -d '{"input": "hello"}'
+    curl localhost:8000/openai/v1/chat/completions -H 'content-type: application/json' \\
+        -d '{"model": "assistant", "messages": [{"role": "user", "content": "hi"}]}'
 
 Settings from the environment: ``HOST`` (127.0.0.1), ``PORT`` (8000), ``PRAXO_STORE``
 (``.praxo/fastapi_service.sqlite3``), ``PRAXO_GRACE`` (uvicorn's graceful-shutdown seconds,
 10), ``PRAXO_MODEL_LATENCY`` (seconds per model call, 0.05), ``PRAXO_ON_BUSY`` (``enqueue``
-or ``reject``).
+or ``reject``), ``PRAXO_PROTOCOLS`` (``1``; ``0`` serves no protocol, and so imports none of
+their SDKs: they take about as long to import as FastAPI and the runtime together).
 """
 
 from __future__ import annotations
@@ -83,6 +96,7 @@ from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.routing import Mount
 
 from praxo_actors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options
@@ -90,6 +104,7 @@ from praxo_actors.middleware import require_approval
 from praxo_actors.models import ModelError, RunResult, ToolCall, message_assistant, response
 from praxo_actors.models import Request as ModelRequest
 from praxo_actors.models import Response as ModelResponse
+from praxo_actors.protocols import a2a_app, ag_ui_app, mcp_server, openai_app
 from praxo_actors.runtime import Runtime, SessionHandle
 
 AGENT = "assistant"
@@ -245,6 +260,7 @@ def create_app(
     *,
     model: Model | None = None,
     research: bool = False,
+    protocols: bool = True,
     **runtime_options: Any,
 ) -> FastAPI:
     """Return the service; the runtime (on ``store_path``, None: in memory) lives in its lifespan.
@@ -254,6 +270,8 @@ def create_app(
         model: The agent's model (default: :func:`echo_model`).
         research: Also serve the research agent (``research_agent.py``: an MCP tool and a
             sub-agent) at ``POST /research/{id}``; its MCP server runs as a child process.
+        protocols: Also serve the agents over AG-UI, A2A, OpenAI and MCP
+            (:func:`mount_protocols`; the ``protocols`` extra).
         runtime_options: Passed to ``Runtime.open`` (``on_busy``, ``max_queue``, ...;
             ``resume`` is True unless given).
     """
@@ -277,6 +295,8 @@ def create_app(
                 command, *args = research_agent.SERVER
                 mcp = await stack.enter_async_context(MCPTools.stdio(command, args))
                 research_agent.register(runtime, mcp.tools)
+            if protocols:
+                await stack.enter_async_context(mount_protocols(app, runtime))
             service.runtime = runtime
             try:
                 yield
@@ -293,6 +313,31 @@ def create_app(
     app.add_exception_handler(HTTPException, unreadable_request)
     app.include_router(router)
     return app
+
+
+@contextlib.asynccontextmanager
+async def mount_protocols(app: FastAPI, runtime: Runtime) -> AsyncIterator[None]:
+    """Serve the runtime's agents over AG-UI, A2A, OpenAI and MCP beside the app's own routes
+    while the block runs (see docs/protocols.md).
+
+    The apps need the open runtime, so they are built here, in the lifespan, and mounted after
+    the app's routes (none of which they can shadow); they are unmounted when the block ends.
+    Starlette runs no mounted app's lifespan: the MCP server's session manager runs here.
+    """
+    tools = mcp_server(runtime)  # one tool per registered agent
+    mounts = [
+        Mount("/ag-ui", ag_ui_app(runtime, agent=AGENT)),
+        Mount("/a2a", a2a_app(runtime, agent=AGENT)),
+        Mount("/openai", openai_app(runtime)),  # its routes are /v1/...
+        Mount("/mcp", tools.streamable_http_app(streamable_http_path="/")),
+    ]
+    async with tools.session_manager.run():
+        app.router.routes.extend(mounts)
+        try:
+            yield
+        finally:
+            for mount in mounts:
+                app.router.routes.remove(mount)
 
 
 # The dependencies are ``async def``: FastAPI runs a plain ``def`` dependency in its thread
@@ -549,6 +594,7 @@ def main() -> None:
         os.environ.get("PRAXO_STORE", DEFAULT_STORE),
         model=model_from_environment(),
         research=os.environ.get("PRAXO_RESEARCH") == "1",
+        protocols=os.environ.get("PRAXO_PROTOCOLS", "1") != "0",
         on_busy=os.environ.get("PRAXO_ON_BUSY", "enqueue"),
     )
     config = uvicorn.Config(
