@@ -72,10 +72,25 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
                 if entry is None:
                     lines.append(f"{sid}: no entry")
                     continue
+                ref = entry.ref
+                runs = [
+                    f"{run_id[-6:]} stored={run_id in kernel.runs.stored} "
+                    f"result={run_id in kernel.runs.results}"
+                    for run_id in entry.runs
+                ]
                 lines.append(
-                    f"{sid}: ref={entry.ref} alive={entry.ref.is_alive() if entry.ref else None} "
-                    f"runs={list(entry.runs)} backlog={len(entry.backlog or [])}"
+                    f"{sid}: alive={ref.is_alive() if ref else None} "
+                    f"inbox={ref.actor_inbox.qsize() if ref else None} runs={runs} "
+                    f"backlog={len(entry.backlog or [])}"
                 )
+            activator = kernel.activator
+            lines.append(
+                f"activator: reads waiting {len(activator._reads.waiting)}, starts waiting "
+                f"{len(activator._starts.waiting)}, queued {len(activator._ids)}"
+            )
+            store = kernel.store_ref
+            if store is not None:
+                lines.append(f"store: alive={store.is_alive()} inbox={store.actor_inbox.qsize()}")
             lines.append(f"pending runs: {len(kernel.runs.pending)}")
             lines.append(f"reloads: {dict(kernel.lifecycle.reloads)}")
             return lines

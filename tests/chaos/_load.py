@@ -180,6 +180,7 @@ def probe(cluster: Any, history: History, host: str, deadline: float, timeout: f
     from praxo_actors import PraxoError
 
     tick = threading.Event()  # never set: a bounded pause between two tries
+    tried: list[str] = []
     while time.monotonic() < deadline:
         sid = fresh_session(cluster, host)
         if cluster.host_of(sid) != host:  # passed over for now (a call to it failed)
@@ -190,10 +191,11 @@ def probe(cluster: Any, history: History, host: str, deadline: float, timeout: f
             run.acknowledge(cluster.session(sid).run(run.input).get(timeout=timeout))
         except PraxoError as exc:
             run.fail(exc)
+            tried.append(f"{sid}: {exc.code}")
             tick.wait(0.1)
             continue
         return time.monotonic()
-    raise AssertionError(f"{host} served no fresh session in time")
+    raise AssertionError(f"{host} served no fresh session in time: {tried[-5:]}")
 
 
 def time_to_serve(load: Load, ended: float, bound: float, timeout: float) -> float:
