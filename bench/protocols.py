@@ -2,6 +2,7 @@
 
     python bench/protocols.py            # 9 rounds of 30 runs a variant (~1 min, 2 vCPUs)
     python bench/protocols.py --quick    # 3 rounds of 5: a smoke run of seconds
+    python bench/protocols.py ag_ui      # the floor and the variants named so only
 
 One runtime, one agent with a scripted model (no network): a run is two model calls, the
 first calling a tool ``add`` and the second answering with its result. The floor is
@@ -273,8 +274,9 @@ async def batch(run: Run, counter: itertools.count[int], runs: int) -> tuple[flo
     return (time.process_time() - cpu) / runs, (time.perf_counter() - wall) / runs
 
 
-async def measure(runtime: Runtime, rounds: int, runs: int) -> int:
-    """Measure every variant, print the table, and return the exit status."""
+async def measure(runtime: Runtime, rounds: int, runs: int, only: list[str]) -> int:
+    """Measure the variants (those named in ``only``, if any, and the floor), print the
+    table, and return the exit status."""
     mcp = MCP(runtime)
     async with mcp.server.session_manager.run():
         await mcp.initialise()
@@ -287,6 +289,9 @@ async def measure(runtime: Runtime, rounds: int, runs: int) -> int:
             "openai_app streaming": openai(runtime, streaming=True),
             "mcp_server (HTTP)": mcp.run(),
         }
+        base = "astream (floor)"
+        if only:
+            variants = {k: v for k, v in variants.items() if k == base or k.startswith(tuple(only))}
         counter = itertools.count()
         for run in variants.values():  # warm up: imports, first sessions, caches
             for _ in range(3):
@@ -301,7 +306,6 @@ async def measure(runtime: Runtime, rounds: int, runs: int) -> int:
                 c, w = await batch(variants[name], counter, runs)
                 cpu[name].append(c)
                 wall[name].append(w)
-    base = "astream (floor)"
     print(f"{rounds} rounds of {runs} runs a variant; median per run; ratio: median of rounds")
     print(f"  {'variant':<22}{'CPU ms/run':>11}{'wall ms/run':>12}{'CPU ratio':>11}")
     failed = []
@@ -331,6 +335,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run of seconds")
     parser.add_argument("--rounds", type=int, help="rounds (default: 9, quick 3)")
     parser.add_argument("--runs", type=int, help="runs a variant a round (default: 30, quick 5)")
+    parser.add_argument(
+        "only", nargs="*", help="measure only the variants starting with these (e.g. ag_ui)"
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (3 if args.quick else 9)
     runs = args.runs or (5 if args.quick else 30)
@@ -340,7 +347,7 @@ def main(argv: list[str] | None = None) -> None:
     runtime = Runtime.start(idle_timeout=None)
     try:
         runtime.register_agent(AGENT, options)
-        status = asyncio.run(measure(runtime, rounds, runs))
+        status = asyncio.run(measure(runtime, rounds, runs, args.only))
     finally:
         runtime.stop()
     sys.exit(status)
