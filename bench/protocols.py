@@ -39,6 +39,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 _HERE = Path(__file__).resolve().parent
 # Run as a script, this file's folder comes first on the path, and bench/mcp.py would be
 # imported as the SDK the MCP server needs.
@@ -87,7 +89,7 @@ async def call(
     app: Any, path: str, doc: Any, headers: tuple[tuple[bytes, bytes], ...] = ()
 ) -> Answer:
     """``POST`` ``doc`` as JSON to ``app`` at ``path`` (one ASGI call); return its answer."""
-    body = json.dumps(doc).encode()
+    body = msgspec.json.encode(doc)
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},

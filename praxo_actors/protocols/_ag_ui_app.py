@@ -121,13 +121,9 @@ async def _events(
 def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
     """Return ``events`` as server-sent events, stamped with ``time_ns`` (in milliseconds)."""
     stamp = time_ns // 1_000_000
-    chunk = bytearray()
     for event in events:
         event["timestamp"] = stamp
-        chunk += b"data: "
-        chunk += _encode(event)
-        chunk += b"\n\n"
-    return bytes(chunk)
+    return b"".join([b"data: " + _encode(event) + b"\n\n" for event in events])
 
 
 def _completed(run_id: str, session_id: str) -> Event:

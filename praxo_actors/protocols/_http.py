@@ -21,6 +21,7 @@ __all__ = ["MAX_BODY", "EventStream", "HostCheck", "Refused", "error_body", "rea
 MAX_BODY = 4 * 1024 * 1024
 """The largest request body the apps read (bytes); a larger one is 413 PROTOCOL_TOO_LARGE."""
 
+_VERSIONS = {"2.0": (2, 0), "2.1": (2, 1), "2.2": (2, 2), "2.3": (2, 3), "2.4": (2, 4)}
 _ACCEPTED_KEPT = 64  # allowed Host triples remembered; past that each is decided again
 
 Scope = MutableMapping[str, Any]
@@ -142,6 +143,9 @@ class EventStream(StreamingResponse):
 
 
 def _version(spec: str) -> tuple[int, ...]:
+    known = _VERSIONS.get(spec)
+    if known is not None:
+        return known
     try:
         return tuple(int(part) for part in spec.split("."))
     except ValueError:
