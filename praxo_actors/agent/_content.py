@@ -2,21 +2,25 @@
 
 The shapes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.input.messages``,
 ``gen_ai.output.messages``): a list of ``{"role", "parts"}`` objects whose parts are ``text``,
-``tool_call`` and ``tool_call_response``. Every string that could hold content (text, tool
-arguments and results, their dict keys included) goes through
-:func:`~praxo_actors.core.redact_pii` first; nothing here is used unless the agent's options set
-``capture_content=True``.
+``tool_call`` and ``tool_call_response``. A run's span also carries OpenInference's
+``input.value`` / ``output.value`` (with their ``mime_type``): the run's input and output as
+text (JSON for blocks or a typed output), which trace viewers such as Phoenix list. Every
+string that could hold content (text, tool arguments and results, their dict keys included)
+goes through :func:`~praxo_actors.core.redact_pii` first; nothing here is used unless the
+agent's options set ``capture_content=True``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from praxo_actors._errors import JSONError
 from praxo_actors.core import encode_json, redact_pii, redact_value
-from praxo_actors.models import ImageBlock, Message, TextBlock
+from praxo_actors.models import ImageBlock, Message, RunResult, TextBlock
 
-__all__ = ["messages_json", "value_json"]
+__all__ = ["input_value", "messages_json", "output_value", "value_json"]
 
 
 def messages_json(messages: list[Message], finish_reason: str | None = None) -> str:
@@ -40,6 +44,24 @@ def value_json(value: Any) -> str:
         return encode_json(redact_value(value, keys=True))
     except JSONError:
         return encode_json(redact_pii(repr(value)))
+
+
+def input_value(message: Message) -> tuple[str, str]:
+    """Return a run's input as OpenInference's ``input.value`` and ``input.mime_type``."""
+    if isinstance(message.content, str):
+        return redact_pii(message.content), "text/plain"
+    return messages_json([message]), "application/json"
+
+
+def output_value(result: RunResult) -> tuple[str, str]:
+    """Return a run's output as OpenInference's ``output.value`` and ``output.mime_type``."""
+    if result.structured is not None:
+        try:  # a typed output (a Struct, a dataclass...) as JSON values, each string redacted
+            value = msgspec.to_builtins(result.structured)
+        except (TypeError, ValueError):  # no JSON form: value_json records its repr
+            value = result.structured
+        return value_json(value), "application/json"
+    return redact_pii(result.output), "text/plain"
 
 
 def _message(message: Message) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent._caller import take
-from praxo_actors.agent._content import messages_json, value_json
+from praxo_actors.agent._content import input_value, messages_json, output_value, value_json
 from praxo_actors.agent._effects import CallModel, CallTool, RefusedCall
 from praxo_actors.agent._genai import (
     MEASURED,
@@ -114,6 +114,9 @@ class Run:
             )
             if self.content:
                 self.set(self.span, "gen_ai.input.messages", messages_json([user]))
+                value, mime_type = input_value(user)  # OpenInference's, for trace viewers
+                self.set(self.span, "input.value", value)
+                self.span.set_attribute("input.mime_type", mime_type)
             self.parent = trace.set_span_in_context(self.span)
         self.started = time.perf_counter()
 
@@ -139,6 +142,9 @@ class Run:
         if self.content:
             output = [Message(role="assistant", content=result.output)]
             self.set(span, "gen_ai.output.messages", messages_json(output, self.finish_reason))
+            value, mime_type = output_value(result)
+            self.set(span, "output.value", value)
+            span.set_attribute("output.mime_type", mime_type)
         span.end()
 
     def ended(self, error: str, message: str, exc: BaseException | None = None) -> None:

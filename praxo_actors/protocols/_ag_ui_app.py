@@ -11,20 +11,20 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pydantic
-from ag_ui.core import BaseEvent, RunAgentInput
-from ag_ui.encoder import EventEncoder
+from ag_ui.core import RunAgentInput
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Interrupt, Tool, tool_context
 from praxo_actors.models import Event
-from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, Translation
+from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
 from praxo_actors.protocols._agents import with_tools
-from praxo_actors.protocols._http import HostCheck, Refused, error_body, read_json
+from praxo_actors.protocols._http import EventStream, HostCheck, Refused, error_body, read_json
 from praxo_actors.protocols._runs import resumed
 
 if TYPE_CHECKING:
@@ -41,13 +41,13 @@ _STATUS = {
     "RUNTIME_INVALID_INPUT": 400,
     "PROTOCOL_INVALID_INPUT": 422,
 }
+_encode = msgspec.json.Encoder(enc_hook=str).encode  # a payload's odd value: its text
 
 
 def build(
     runtime: Runtime, agent: str, path: str, allowed_hosts: Iterable[str] | None
 ) -> HostCheck:
     """Return the AG-UI app of ``runtime``'s ``agent``, answering ``POST path``."""
-    encoder = EventEncoder()
     timeout = _WAIT
     derived: dict[str, str] = {}  # a tool set's key -> the agent that offers it
 
@@ -67,9 +67,9 @@ def build(
             status = _STATUS.get(exc.code, 400)
             return JSONResponse(error_body(exc.code, exc.message), status_code=status)
         translation = Translation(given.thread_id, given.run_id)
-        events = _events(runtime, handle, action, translation, encoder, timeout)
-        return StreamingResponse(
-            events, media_type=encoder.get_content_type(), headers={"Cache-Control": "no-cache"}
+        events = _events(runtime, handle, action, translation, timeout)
+        return EventStream(
+            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
 
     app = Starlette(routes=[Route(path, run, methods=["POST"])])
@@ -81,13 +81,13 @@ async def _events(
     handle: SessionHandle,
     action: tuple[str, Any],
     translation: Translation,
-    encoder: EventEncoder,
     timeout: float,
-) -> AsyncIterator[str]:
-    """Run (or resume) and yield the run's AG-UI events, encoded, to its last."""
-    for out in translation.start():
-        out.timestamp = time.time_ns() // 1_000_000
-        yield encoder.encode(out)
+) -> AsyncIterator[bytes]:
+    """Run (or resume) and yield the run's AG-UI events, encoded, to its last.
+
+    The events one praxo event makes are sent together, as one chunk.
+    """
+    yield _sse(translation.start(), time.time_ns())
     kind, value = action
     stream: Any = None
     try:
@@ -97,32 +97,33 @@ async def _events(
         else:
             source = resumed(runtime, handle, value, timeout)
         async for event in source:
-            for out in translation.feed(event):
-                out.timestamp = event.time_ns // 1_000_000
-                yield encoder.encode(out)
+            made = translation.feed(event)
+            if made:
+                yield _sse(made, event.time_ns)
             if translation.ended:
                 return
         if stream is not None:
             result = await stream.result()
             if result.status == "completed":
-                for out in translation.feed(_completed(result.run_id, handle.id)):
-                    yield _stamped(encoder, out)
+                yield _sse(translation.feed(_completed(result.run_id, handle.id)), time.time_ns())
                 return
-        for out in translation.fail("PROTOCOL_RUN_LOST", "the run ended without its last event"):
-            yield _stamped(encoder, out)
+        lost = translation.fail("PROTOCOL_RUN_LOST", "the run ended without its last event")
+        yield _sse(lost, time.time_ns())
     except Exception as exc:  # the run's failure; a callback's own exception: its type
         code = exc.code if isinstance(exc, PraxoError) else "AGENT_CALLBACK_EXCEPTION"
         message = exc.message if isinstance(exc, PraxoError) else f"{type(exc).__name__}: {exc}"
-        for out in translation.fail(code, message):
-            yield _stamped(encoder, out)
+        yield _sse(translation.fail(code, message), time.time_ns())
     finally:
         if stream is not None:
             await stream.aclose()
 
 
-def _stamped(encoder: EventEncoder, event: BaseEvent) -> str:
-    event.timestamp = time.time_ns() // 1_000_000
-    return encoder.encode(event)
+def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
+    """Return ``events`` as server-sent events, stamped with ``time_ns`` (in milliseconds)."""
+    stamp = time_ns // 1_000_000
+    for event in events:
+        event["timestamp"] = stamp
+    return b"".join([b"data: " + _encode(event) + b"\n\n" for event in events])
 
 
 def _completed(run_id: str, session_id: str) -> Event:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import AgentOptions, new_run_id
 from praxo_actors.models import Message, RunResult, ToolCall
 from praxo_actors.protocols._agents import agent_names, derive
-from praxo_actors.protocols._http import HostCheck, Refused, read_json
+from praxo_actors.protocols._http import EventStream, HostCheck, Refused, read_json
 from praxo_actors.protocols._seeded import seeded
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def build(runtime: Runtime, allowed_hosts: Iterable[str] | None) -> HostCheck:
         headers = {"X-Praxo-Session": handle.id}
         if chat.stream:
             chunks = _chunks(handle, chat, seeds)
-            return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+            return EventStream(chunks, media_type="text/event-stream", headers=headers)
         try:
             result = await handle.arun(chat.input)
         except Exception as exc:

@@ -11,6 +11,7 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 from _otel import Recorded, points
 from opentelemetry.trace import SpanKind, StatusCode
@@ -26,7 +27,18 @@ from praxo_actors.agent import (
     run_agent,
     start_run,
 )
-from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant, session
+from praxo_actors.middleware import structured_output
+from praxo_actors.models import (
+    ImageBlock,
+    Message,
+    ModelError,
+    Request,
+    Response,
+    TextBlock,
+    ToolCall,
+    message_assistant,
+    session,
+)
 from praxo_actors.testing import ScriptedModel
 
 EMAIL = "ada@example.com"
@@ -119,7 +131,14 @@ def test_no_content_is_recorded_by_default(otel: Recorded) -> None:
     for span in otel.spans():
         assert not any(
             key.startswith(
-                ("gen_ai.input", "gen_ai.output", "gen_ai.tool.call.a", "gen_ai.tool.call.r")
+                (
+                    "gen_ai.input",
+                    "gen_ai.output",
+                    "gen_ai.tool.call.a",
+                    "gen_ai.tool.call.r",
+                    "input.",
+                    "output.",
+                )
             )
             for key in span.attributes or {}
         )
@@ -340,3 +359,72 @@ def test_the_global_providers_are_used_when_none_is_given() -> None:
         "['chat ScriptedModel', 'invoke_agent g']",
         "['gen_ai.client.operation.duration']",
     ]
+
+
+class Contact(msgspec.Struct):
+    """A typed output holding personal data."""
+
+    name: str
+    email: str
+
+
+def test_the_run_span_carries_input_and_output_values_for_openinference(otel: Recorded) -> None:
+    """With capture_content the invoke_agent span also holds ``input.value`` and
+    ``output.value`` (the run's text, redacted) with their mime types; its children do not."""
+    options = new_agent_options(
+        script(), tools=[ADD], tracer_provider=otel.tracer_provider, capture_content=True
+    )
+    run_agent(options, session("s"), SECRET_INPUT)
+    run = otel.spans()[-1]
+    attributes = run.attributes or {}
+    assert run.name == "invoke_agent"
+    assert attributes["input.value"] == "add 2 and 3 for [REDACTED_EMAIL]"
+    assert attributes["input.mime_type"] == "text/plain"
+    assert attributes["output.value"] == "5, [REDACTED_EMAIL]"
+    assert attributes["output.mime_type"] == "text/plain"
+    for child in otel.spans()[:-1]:
+        assert not {"input.value", "output.value"} & set(child.attributes or {})
+
+
+def test_blocks_in_and_a_typed_output_are_json_values(otel: Recorded) -> None:
+    """An input of blocks is its GenAI message JSON; a typed output its JSON, redacted."""
+    answer = json.dumps({"name": "Ada", "email": EMAIL})
+    options = new_agent_options(
+        ScriptedModel([Response(message_assistant(answer))]),
+        structured_output=structured_output(Contact),
+        tracer_provider=otel.tracer_provider,
+        capture_content=True,
+    )
+    user = Message(role="user", content=[TextBlock(f"who is {EMAIL}?"), ImageBlock("u")])
+    result = run_agent(options, session("s"), user)
+    assert result.structured == Contact("Ada", EMAIL)
+    attributes = otel.spans()[-1].attributes or {}
+    assert attributes["input.mime_type"] == "application/json"
+    assert json.loads(str(attributes["input.value"])) == [
+        {
+            "role": "user",
+            "parts": [
+                {"type": "text", "content": "who is [REDACTED_EMAIL]?"},
+                {"type": "uri", "modality": "image", "mime_type": None},
+            ],
+        }
+    ]
+    assert attributes["output.mime_type"] == "application/json"
+    assert json.loads(str(attributes["output.value"])) == {
+        "name": "Ada",
+        "email": "[REDACTED_EMAIL]",
+    }
+
+
+def test_values_are_cut_like_the_messages(otel: Recorded) -> None:
+    """``input.value`` and ``output.value`` are cut at the run's attribute size."""
+    options = new_agent_options(
+        ScriptedModel([Response(message_assistant("y" * 5000))]),
+        tracer_provider=otel.tracer_provider,
+        capture_content=True,
+        max_attribute_bytes=1024,
+    )
+    run_agent(options, session("s"), "x" * 5000)
+    attributes = otel.spans()[-1].attributes or {}
+    for key in ("input.value", "output.value"):
+        assert 0 < len(str(attributes[key]).encode()) <= 1024

@@ -178,8 +178,9 @@ def test_a_cycle_of_wrappers_ends_and_a_failing_attribute_does_not_fail_the_run(
 
 def test_every_attribute_is_named_in_the_semantic_conventions_registry(otel: Recorded) -> None:
     """Every attribute of a traced run with a wrapped model, a tool and content (but the
-    project's own ``praxo.*``) is one the OpenTelemetry semantic conventions' registry names;
-    the tool span names its conversation."""
+    project's own ``praxo.*``) is one the OpenTelemetry semantic conventions' registry names,
+    or OpenInference's input and output on the run's span; the tool span names its
+    conversation."""
     from opentelemetry.semconv._incubating.attributes import (
         error_attributes,
         gen_ai_attributes,
@@ -214,8 +215,15 @@ def test_every_attribute_is_named_in_the_semantic_conventions_registry(otel: Rec
         tracer_provider=otel.tracer_provider,
     )
     run_agent(options, session("s-9"), "go")
+    # OpenInference's (spec/semantic_conventions.md), which Phoenix lists traces by.
+    openinference = {"input.value", "input.mime_type", "output.value", "output.mime_type"}
     keys = {key for span in otel.spans() for key in span.attributes or {}}
-    assert {key for key in keys if not key.startswith("praxo.")} <= registry
+    run_keys = set(otel.span("invoke_agent calc").attributes or {})
+    assert openinference <= run_keys
+    assert {key for key in keys - openinference if not key.startswith("praxo.")} <= registry
+    for span in otel.spans():
+        if span.name != "invoke_agent calc":
+            assert not openinference & set(span.attributes or {})
     assert {"gen_ai.input.messages", "gen_ai.output.messages", "server.address"} <= keys
     tool = otel.span("execute_tool add").attributes or {}
     assert tool["gen_ai.conversation.id"] == "s-9"
