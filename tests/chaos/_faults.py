@@ -53,6 +53,11 @@ def restart_postgres(server: Any) -> tuple[float, float]:
     return began, time.monotonic()
 
 
+def _size(inbox: Any) -> object:
+    size = getattr(inbox, "qsize", None)
+    return size() if size is not None else len(getattr(inbox, "_queue", ()) or ())
+
+
 def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float = 30.0) -> str:
     """Describe, for a failure report, what ``host`` holds of ``session_ids``: its kernel's
     entries and pending runs, and its calls still running (their stacks)."""
@@ -60,7 +65,6 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
 
     def inspect(actor: Any) -> str:
         import asyncio
-        import io
         import sys
 
         kernel = actor.runtime._kernel
@@ -80,7 +84,7 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
                 ]
                 lines.append(
                     f"{sid}: alive={ref.is_alive() if ref else None} "
-                    f"inbox={ref.actor_inbox.qsize() if ref else None} runs={runs} "
+                    f"inbox={_size(ref.actor_inbox) if ref else None} runs={runs} "
                     f"backlog={len(entry.backlog or [])}"
                 )
             activator = kernel.activator
@@ -90,7 +94,12 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
             )
             store = kernel.store_ref
             if store is not None:
-                lines.append(f"store: alive={store.is_alive()} inbox={store.actor_inbox.qsize()}")
+                lines.append(f"store: alive={store.is_alive()} inbox={_size(store.actor_inbox)}")
+            reads = activator._reads
+            lines.append(
+                "reads: "
+                + ", ".join(f"{reads.active - sent:.1f} s" for _batch, sent in reads.waiting)
+            )
             lines.append(f"pending runs: {len(kernel.runs.pending)}")
             lines.append(f"reloads: {dict(kernel.lifecycle.reloads)}")
             return lines
@@ -100,15 +109,32 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
             lines = kernel.call(table, timeout=10.0) if out is None else table()
         except Exception as exc:
             lines = [f"the kernel did not answer: {exc!r}"]
-        try:
-            tasks = asyncio.all_tasks()
-        except RuntimeError:
-            tasks = set()
-        for task in tasks:
-            text = io.StringIO()
-            task.print_stack(limit=8, file=text)
-            if "session_id" in text.getvalue() or "_host.py" in text.getvalue():
-                lines.append(text.getvalue())
+        import gc
+
+        for actor in [o for o in gc.get_objects() if type(o).__name__ == "StoreActor"]:
+            lines.append(
+                f"store actor: flushes {actor.flushes}, saves {actor.saves}, gathered "
+                f"{len(actor._commits)}/{len(actor._appends)}/{len(actor._accepts)}"
+            )
+        loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
+        for loop in loops:
+            try:
+                tasks = asyncio.all_tasks(loop)
+            except RuntimeError:
+                continue
+            lines.append(f"loop {loop!r}: {len(tasks)} tasks")
+            for task in tasks:
+                chain, found, coro = [], None, task.get_coro()
+                while coro is not None:
+                    chain.append(getattr(coro, "__qualname__", type(coro).__name__))
+                    frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+                    if frame is not None and frame.f_code.co_filename.endswith("_host.py"):
+                        found = found or frame
+                    coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+                if found is None:
+                    continue
+                sid = found.f_locals.get("session_id")
+                lines.append(f"task {sid} {found.f_locals.get('input')}: {' > '.join(chain)}")
         for ident, frame in sys._current_frames().items():
             stack = []
             while frame is not None and len(stack) < 12:

@@ -150,11 +150,14 @@ class Load:
 
 
 def _state(run: Run) -> str:
+    now = time.monotonic()
     if run.settled_at is None:
-        return f"in flight ({run.where or 'not yet sent back'})"
+        return f"in flight for {now - run.submitted_at:.1f} s ({run.where or 'not sent back'})"
+    took = f"after {run.settled_at - run.submitted_at:.1f} s, {now - run.settled_at:.1f} s ago"
     if run.error is not None:
-        return f"failed {getattr(run.error, 'code', type(run.error).__name__)} ({run.where})"
-    return f"ok ({run.where})"
+        code = getattr(run.error, "code", type(run.error).__name__)
+        return f"failed {code} {took} ({run.where})"
+    return f"ok {took} ({run.where})"
 
 
 _FRESH = itertools.count()
