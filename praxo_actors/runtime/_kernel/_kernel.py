@@ -375,6 +375,12 @@ class Kernel:
         """Call ``ready(ref)`` once the session is live (``ready(None)`` if it is not)."""
         self.table.when_ready(session_id, ready)
 
+    def agent_of(self, session_id: str) -> str | None:
+        """Return the agent of the last run routed to a live session (None: not live, or no
+        run since it was activated)."""
+        entry = self.table.get(session_id)
+        return None if entry is None else entry.agent
+
     def is_live(self, session_id: str) -> bool:
         """Return whether an actor hosts (or is being started to host) the session."""
         return session_id in self.table

@@ -47,6 +47,7 @@ class Entry:
     last_active: float = 0.0
     # (run id, encoded message) routed while activating; sent in order after the Restore.
     backlog: list[tuple[str, bytes]] | None = None
+    agent: str | None = None  # the agent of the last run routed to it (``session(id)``)
 
     def add_run(self, run_id: str, future: RunFuture) -> None:
         """Add a pending run (the dict is made for the session's first run in flight)."""

@@ -315,7 +315,12 @@ class SessionActor(MNActor):
         if document is not None or journal >= 0 or inbox is not None:
             ends = run_id if journal >= 0 else None
             commit = Commit(
-                self.session_id, result=document, journal=journal, inbox=inbox, ends=ends
+                self.session_id,
+                result=document,
+                journal=journal,
+                inbox=inbox,
+                ends=ends,
+                kept=run_id if document is not None else None,
             )
             self._to_store(encode(CommitRun(commit)))
 
