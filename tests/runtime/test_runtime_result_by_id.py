@@ -197,21 +197,36 @@ def test_the_index_holds_one_row_per_kept_result(runtime: Start) -> None:
 # -- a session keeps its agent ------------------------------------------------------------------
 
 
+def _named(name: str) -> Callable[[], AgentOptions]:
+    """An agent whose model answers ``<name>: <input>``."""
+
+    def model(request: Request) -> Response:
+        return Response(message_assistant(f"{name}: {request.messages[-1].content}"))
+
+    return lambda: new_agent_options(model)
+
+
 def test_a_session_keeps_the_agent_it_was_last_run_with(runtime: Start) -> None:
-    rt = runtime(agents={"default": echo_agent, "other": echo_agent})
+    rt = runtime(agents={"default": _named("default"), "other": _named("other")})
+    assert rt.session("new").run("hi").get(timeout=TIMEOUT).output == "default: hi"
     assert rt.session("new").agent == "default"
     gate = Gate()
     rt.register_agent("held", gate.agent)
     future = rt.session("s", "held").run("hi")
     assert gate.entered.wait(TIMEOUT)
     assert rt.session("s").agent == "held"  # live, its run still going
+    queued = rt.session("s").run("next")  # queued behind it: run by the same agent
     gate.go.set()
-    future.get(timeout=TIMEOUT)
-    rt.session("s", "other").run("again").get(timeout=TIMEOUT)
+    assert future.get(timeout=TIMEOUT).output == "done hi"
+    assert queued.get(timeout=TIMEOUT).output == "done next"
+    assert rt.session("s", "other").run("again").get(timeout=TIMEOUT).output == "other: again"
+    assert rt.session("s").run("more").get(timeout=TIMEOUT).output == "other: more"
     assert rt.session("s").agent == "other"
     assert rt.session("s").passivate()
     assert rt.session("s").agent == "other"  # read from the log's head
-    assert rt.session("s", "default").agent == "default"  # a name given still wins
+    assert rt.session("s").run("back").get(timeout=TIMEOUT).output == "other: back"
+    named = rt.session("s", "default")  # a name given still wins
+    assert named.run("x").get(timeout=TIMEOUT).output == "default: x"
     assert _code(lambda: rt.session("s", 3)) == "RUNTIME_INVALID_INPUT"  # type: ignore[arg-type]
 
 
@@ -219,31 +234,52 @@ def test_a_restored_session_keeps_its_agent(runtime: Start, tmp_path: Path) -> N
     path = tmp_path / "s.sqlite3"
     rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
     try:
-        rt.register_agent("default", echo_agent)
-        rt.register_agent("other", echo_agent)
+        rt.register_agent("default", _named("default"))
+        rt.register_agent("other", _named("other"))
         rt.session("s", "other").run("hi").get(timeout=TIMEOUT)
     finally:
         rt.stop()
-    again = runtime(agents={"default": echo_agent}, store=path)
-    # Remembered, but not registered in this process.
-    assert _code(lambda: again.session("s")) == "RUNTIME_UNKNOWN_AGENT"
-    again.register_agent("other", echo_agent)
-    handle = again.session("s")
-    assert handle.agent == "other"
-    assert handle.run("more").get(timeout=TIMEOUT).output == "more"
-    assert again.session("fresh").agent == "default"
+    again = runtime(agents={"default": _named("default")}, store=path)
+    assert again.session("s").agent == "other"
+    # Remembered, but not registered in this process: the run says so.
+    assert error_code(again.session("s").run("x")) == "RUNTIME_UNKNOWN_AGENT"
+    again.register_agent("other", _named("other"))
+    assert again.session("s").run("more").get(timeout=TIMEOUT).output == "other: more"
+    assert again.session("fresh").run("new").get(timeout=TIMEOUT).output == "default: new"
+
+
+def test_with_a_durable_agent_the_handle_reads_the_agent_before_the_run(
+    runtime: Start, tmp_path: Path
+) -> None:
+    """A durable agent's run must be known as durable when it is submitted (it is in the
+    store before ``submit`` returns): the handle reads the session's agent first."""
+    rt = runtime(agents={"default": _named("default")}, store=tmp_path / "s.sqlite3")
+    rt.register_agent("keeper", _named("keeper"), durable=True)
+    rt.session("s", "keeper").run("one").get(timeout=TIMEOUT)
+    assert rt.session("s").passivate()
+    handle = rt.session("s")
+    run_id = handle.submit("two")
+    assert handle.agent == "keeper"
+    assert rt.result(run_id, timeout=TIMEOUT).output == "keeper: two"
+
+
+def test_no_agent_named_while_none_is_registered(runtime: Start) -> None:
+    rt = runtime()
+    assert _code(lambda: rt.session("s")) == "RUNTIME_UNKNOWN_AGENT"
 
 
 def test_session_keeps_its_agent_on_the_runtimes_own_loop() -> None:
     async def main() -> None:
         async with Runtime.open(idle_timeout=None, timeout=TIMEOUT) as rt:
-            rt.register_agent("default", echo_agent)
-            rt.register_agent("other", echo_agent)
-            assert rt.session("s").agent == "default"
+            rt.register_agent("default", _named("default"))
+            rt.register_agent("other", _named("other"))
+            assert (await rt.session("s").arun("a")).output == "default: a"
             await rt.session("s", "other").arun("hi")
+            assert (await rt.session("s").arun("b")).output == "other: b"
             assert rt.session("s").agent == "other"
             assert await rt.session("s").apassivate()
             assert rt.session("s").agent == "other"
+            assert (await rt.session("s").arun("c")).output == "other: c"
 
     asyncio.run(main())
 

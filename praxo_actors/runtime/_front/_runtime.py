@@ -47,7 +47,6 @@ from praxo_actors.runtime._front._inspect import (
 )
 from praxo_actors.runtime._front._machine import Machine, open_store
 from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
-from praxo_actors.runtime._front._remembered import remembered_agent
 from praxo_actors.runtime._kernel._agents import Agents, RegisteredAgent
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
@@ -348,25 +347,25 @@ class Runtime:
     def session(self, session_id: str, agent: str | None = None) -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
 
-        With no ``agent``, the session keeps the agent it was last run with: a live session's
-        last run's (the runtime's loop knows it; off the loop this waits for its answer,
-        bounded by the runtime's ``timeout``), else the one its log in the store names (a
-        durable run accepted or in progress, else the last run committed: a few rows read on
-        the caller's thread). A session never run is run by ``"default"``.
+        With no ``agent``, each run is run by the agent the session was last run with (its
+        last run's, kept in its log in the store across restarts), or ``"default"`` for a
+        session never run; a remembered agent that is not registered fails the run with
+        ``RUNTIME_UNKNOWN_AGENT``. Making the handle reads nothing; ``handle.agent`` reads it.
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad id or agent;
-                ``RUNTIME_UNKNOWN_AGENT`` when the agent (given or remembered) is not
-                registered; with no ``agent``, ``RUNTIME_TIMEOUT`` or the store's own code.
+                ``RUNTIME_UNKNOWN_AGENT`` for an agent given that is not registered, or no
+                agent given while none is registered.
         """
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
             raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
         check_text(session_id, "the session id")
         if agent is None:
-            agent = remembered_agent(self, session_id)
+            if not self._kernel.agents.view().factories:
+                raise PraxoError("RUNTIME_UNKNOWN_AGENT", "no agent is registered")
         elif not isinstance(agent, str):
             raise PraxoError("RUNTIME_INVALID_INPUT", "agent must be a str or None")
-        if agent not in self._kernel.agents:
+        elif agent not in self._kernel.agents:
             raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
         return SessionHandle(self, self._kernel, session_id, agent)
 

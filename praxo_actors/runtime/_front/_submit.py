@@ -36,7 +36,7 @@ def submit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | 
     """See :meth:`SessionHandle.submit`."""
     _check(input)
     run_id = new_run_id()
-    if not kernel.agents.is_durable(handle.agent):
+    if not kernel.agents.is_durable(handle._agent_for_run()):
         handle._submit(run_id, input, deadline, None)
         return run_id
     check_not_blocking("SessionHandle.submit() of a durable agent (use asubmit)")
@@ -51,7 +51,7 @@ async def asubmit(handle: SessionHandle, kernel: Kernel, input: str, deadline: f
     """See :meth:`SessionHandle.asubmit`."""
     _check(input)
     run_id = new_run_id()
-    if not kernel.agents.is_durable(handle.agent):
+    if not kernel.agents.is_durable(handle._agent_for_run()):
         handle._submit(run_id, input, deadline, None)
         return run_id
     loop = asyncio.get_running_loop()

@@ -11,7 +11,10 @@ from praxo_actors.actors._checks import any_thread, loop_owned
 from praxo_actors.agent import AgentOptions
 from praxo_actors.models import Event
 
-__all__ = ["Agents", "AgentsView", "RegisteredAgent"]
+__all__ = ["DEFAULT_AGENT", "Agents", "AgentsView", "RegisteredAgent"]
+
+DEFAULT_AGENT = "default"
+"""The agent of a session run with no agent named and none remembered."""
 
 
 def _no_sink(_event: Event) -> None:

@@ -29,6 +29,7 @@ from praxo_actors.agent._interpret import Call, Reply, decide
 from praxo_actors.memory._inbox import AcceptedRun
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
+from praxo_actors.runtime._kernel._agents import DEFAULT_AGENT
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -115,6 +116,7 @@ class SessionActor(MNActor):
         self._resumed: set[str] | None = None
         self._inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
         self._last_agent: str | None = None  # the agent of the last run started
+        self._asked_agent: str | None = None  # the agent of the last run received
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -185,6 +187,10 @@ class SessionActor(MNActor):
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
                     return None  # restored from the store already (re-sent after a crash)
+                if not start.agent:  # ``runtime.session(id)``: the agent last asked for
+                    agent = self._asked_agent or self._last_agent or DEFAULT_AGENT
+                    start = msgspec.structs.replace(start, agent=agent)
+                self._asked_agent = start.agent
                 if self._stopping is not None:
                     self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
                     return None
