@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import captured_logs
 from _runtime_helpers import TIMEOUT, echo_agent, error_code
 
 from praxo_actors import AgentError, PraxoError
@@ -261,6 +263,29 @@ def test_with_a_durable_agent_the_handle_reads_the_agent_before_the_run(
     run_id = handle.submit("two")
     assert handle.agent == "keeper"
     assert rt.result(run_id, timeout=TIMEOUT).output == "keeper: two"
+
+
+def test_a_handle_naming_no_agent_beside_a_durable_agent(
+    runtime: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With a durable agent registered, a run of a handle naming no agent is submitted as
+    possibly durable: a session whose agent is not durable lets ``submit`` return at once
+    (its run still going), one whose agent is durable puts it in its inbox first."""
+    gate = Gate()
+    rt = runtime(agents={"default": gate.agent})
+    rt.register_agent("keeper", _named("keeper"), durable=True)
+    with captured_logs(caplog, "praxo_actors.runtime", logging.WARNING) as logged:
+        run_id = rt.session("s").submit("hi")  # "default": not durable
+        assert gate.entered.wait(TIMEOUT)
+        assert _code(lambda: rt.result(run_id, timeout=0)) == "RUNTIME_TIMEOUT"
+    assert [e["event"] for e in logged] == []  # no "run_not_journaled_yet": it returned
+    gate.go.set()
+    assert rt.result(run_id, timeout=TIMEOUT).output == "done hi"
+    rt.session("k", "keeper").run("one").get(timeout=TIMEOUT)
+    kept = rt.session("k").run("two")  # run by "keeper", a durable run: its start is kept
+    assert kept.get(timeout=TIMEOUT).output == "keeper: two"
+    submitted = rt.session("k").submit("three")
+    assert rt.result(submitted, timeout=TIMEOUT).output == "keeper: three"
 
 
 def test_no_agent_named_while_none_is_registered(runtime: Start) -> None:

@@ -81,12 +81,8 @@ class SessionHandle:
         return self._agent
 
     def _agent_for_run(self) -> str:
-        """The agent to name in a run: ``""`` lets the session apply its last one, unless a
-        durable agent is registered (the runtime must know a durable run's agent: it keeps
-        its start, to send it again after a crash), then it is read here once."""
-        if self._agent is None and not self._kernel.agents.view().durable:
-            return ""
-        return self.agent
+        """The agent to name in a run: ``""`` lets the session run it with its last one."""
+        return "" if self._agent is None else self._agent
 
     def run(self, input: str, deadline: float | None = None) -> RunFuture:
         """Queue a run of ``input``; return its future at once (from any thread).

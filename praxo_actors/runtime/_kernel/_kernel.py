@@ -375,6 +375,12 @@ class Kernel:
         """Call ``ready(ref)`` once the session is live (``ready(None)`` if it is not)."""
         self.table.when_ready(session_id, ready)
 
+    def started_as(self, run_id: str, message: bytes) -> None:
+        """Keep the start of a pending durable run whose agent its session named (see
+        ``RunBook.starts``)."""
+        if run_id in self.runs.pending:
+            self.runs.starts[run_id] = message
+
     def agent_of(self, session_id: str) -> str | None:
         """Return the agent of the last run routed to a live session (None: not live, or no
         run since it was activated)."""

@@ -188,8 +188,7 @@ class SessionActor(MNActor):
                 if self._resumed is not None and start.run_id in self._resumed:
                     return None  # restored from the store already (re-sent after a crash)
                 if not start.agent:  # ``runtime.session(id)``: the agent last asked for
-                    agent = self._asked_agent or self._last_agent or DEFAULT_AGENT
-                    start = msgspec.structs.replace(start, agent=agent)
+                    start = self._named(start)
                 self._asked_agent = start.agent
                 if self._stopping is not None:
                     self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
@@ -495,6 +494,23 @@ class SessionActor(MNActor):
         publish_delta(self.host, self.bus, event)
 
     # -- durable runs ------------------------------------------------------------------------
+
+    def _named(self, start: StartRun) -> StartRun:
+        """Name the agent of a run that names none: the agent of the last run received, else
+        the one the session's log names, else the default.
+
+        The kernel knows a durable run's start (to send it again after a crash); a run
+        submitted as possibly durable whose agent is not durable lets its ``submit`` return.
+        """
+        host = self.host
+        agent = self._asked_agent or self._last_agent or DEFAULT_AGENT
+        start = msgspec.structs.replace(start, agent=agent)
+        if host.router.agents.is_durable(agent):
+            if not start.journal:
+                host.post(host.router.started_as, start.run_id, encode(start))
+        elif start.journal:
+            host.post(host.router.saved, [], [], [(start.run_id, None)])
+        return start
 
     def _enqueue(self, start: StartRun) -> None:
         """Queue a run (arming its deadline); start it if nothing runs."""
