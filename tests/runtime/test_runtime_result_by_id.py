@@ -123,6 +123,28 @@ def test_a_finished_run_is_found_after_a_restart(runtime: Start, tmp_path: Path)
     assert info.value.code == "MODEL_DOWN"
 
 
+def test_result_by_id_and_the_remembered_agent_on_postgres(postgres_dsn: str) -> None:
+    """The index is the session log's: on PostgreSQL too, a run is found by its id in the next
+    process, and the session keeps its agent."""
+    from praxo_actors.memory import PostgresStore
+
+    store = PostgresStore(postgres_dsn, schema="praxo_test_result_by_id")
+    try:
+        with Runtime.start(store, idle_timeout=None, timeout=TIMEOUT) as rt:
+            rt.register_agent("default", _named("default"))
+            rt.register_agent("other", _named("other"))
+            done = rt.session("s", "other").run("hi").get(timeout=TIMEOUT)
+        with Runtime.start(store, idle_timeout=None, timeout=TIMEOUT) as again:
+            again.register_agent("default", _named("default"))
+            again.register_agent("other", _named("other"))
+            kept = again.result(done.run_id, timeout=TIMEOUT)
+            assert (kept.output, kept.session.id) == ("other: hi", "s")
+            assert again.session("s").run("more").get(timeout=TIMEOUT).output == "other: more"
+            assert _code(lambda: again.result("run_nope", timeout=TIMEOUT)) == "RUNTIME_UNKNOWN_RUN"
+    finally:
+        store.close()
+
+
 def test_a_durable_run_journaled_by_a_previous_process_is_resumed(
     runtime: Start, tmp_path: Path
 ) -> None:
