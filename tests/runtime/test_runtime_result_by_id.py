@@ -21,7 +21,6 @@ from praxo_actors.memory._log import RESULTS_KEPT
 from praxo_actors.memory._runs import RUNS
 from praxo_actors.models import ModelError, Request, Response, message_assistant
 from praxo_actors.runtime import RegisteredAgent, Runtime
-from praxo_actors.testing import ScriptedModel
 
 Start = Callable[..., Runtime]
 
@@ -46,8 +45,12 @@ class Gate:
         return new_agent_options(self.model)
 
 
+def _down(_request: Request) -> ModelError:
+    return ModelError("MODEL_DOWN", "down")
+
+
 def _failing() -> AgentOptions:
-    return new_agent_options(ScriptedModel([ModelError("MODEL_DOWN", "down")]))
+    return new_agent_options(_down)
 
 
 def _code(call: Callable[[], Any]) -> str:
@@ -252,6 +255,19 @@ def test_a_session_keeps_the_agent_it_was_last_run_with(runtime: Start) -> None:
     named = rt.session("s", "default")  # a name given still wins
     assert named.run("x").get(timeout=TIMEOUT).output == "default: x"
     assert _code(lambda: rt.session("s", 3)) == "RUNTIME_INVALID_INPUT"  # type: ignore[arg-type]
+
+
+def test_a_failed_run_leaves_the_remembered_agent_as_it_was(runtime: Start) -> None:
+    """A run that failed changed nothing in the session: live, as after a restore (the log's
+    head names the agent of the last run committed), the session keeps the agent before it."""
+    rt = runtime(agents={"default": _named("default"), "other": _named("other")})
+    rt.register_agent("failing", _failing)
+    rt.session("s", "other").run("a").get(timeout=TIMEOUT)
+    assert error_code(rt.session("s", "failing").run("x")) == "MODEL_DOWN"
+    assert rt.session("s").agent == "other"
+    assert rt.session("s").run("b").get(timeout=TIMEOUT).output == "other: b"
+    assert error_code(rt.session("f", "failing").run("x")) == "MODEL_DOWN"
+    assert rt.session("f").run("c").get(timeout=TIMEOUT).output == "default: c"
 
 
 def test_a_restored_session_keeps_its_agent(runtime: Start, tmp_path: Path) -> None:

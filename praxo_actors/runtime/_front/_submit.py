@@ -19,7 +19,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._on_loop import acall, on_loop
 from praxo_actors.runtime._front._results import check_result_args, run_result
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ def submit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | 
     """See :meth:`SessionHandle.submit`."""
     _check(input)
     run_id = new_run_id()
+    if handle._agent is None and kernel.agents.view().durable and on_loop(kernel.host):
+        handle.agent  # noqa: B018 - read here: the loop cannot wait for its session's answer
     if not _journaled(handle, kernel):
         handle._submit(run_id, input, deadline, None)
         return run_id

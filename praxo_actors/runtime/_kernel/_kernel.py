@@ -382,10 +382,10 @@ class Kernel:
             self.runs.starts[run_id] = message
 
     def agent_of(self, session_id: str) -> str | None:
-        """Return the agent of the last run routed to a live session (None: not live, or no
-        run since it was activated)."""
+        """Return the agent of the newest run a live session has pending, as it was routed
+        (None: no run pending, or the newest names no agent)."""
         entry = self.table.get(session_id)
-        return None if entry is None else entry.agent
+        return None if entry is None or not entry.runs else entry.agent
 
     def is_live(self, session_id: str) -> bool:
         """Return whether an actor hosts (or is being started to host) the session."""
