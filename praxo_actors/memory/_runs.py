@@ -3,11 +3,12 @@
 ``praxo/runs / r`` → ``{"session": s, "n": n}``: run ``r``'s result is kept by session ``s``
 in result ``n`` (its slot ``n mod 100``). A commit that keeps a result writes the run's row in
 the same change; when the ring of results wraps around, the result it overwrites takes its row
-with it (unless a later result of the same run wrote the row again), so the index holds one row
-per kept result, no more. Durable runs accepted or in progress are found in the inbox and the
-pending runs instead (they have no result yet).
+with it, so the index holds at most one row per kept result. Durable runs accepted or in
+progress are found in the inbox and the pending runs instead (they have no result yet).
 
-Results kept before the index existed have no row: such a run is found through its session.
+Limits (such a run is found through its session's handle): results kept before the index
+existed have no row; a run kept twice (interrupted, then resumed to its end) loses its row when
+its first result leaves the ring, before its second does.
 """
 
 from __future__ import annotations
@@ -46,31 +47,22 @@ def index_rows(
     """Return the index's rows for the results ``kept`` (session, result number, run id) and
     the rows of the results they overwrite, to drop.
 
-    Reads only when a session's ring has wrapped around: the results overwritten (for their
-    run ids) and those runs' rows (dropped only if they still name the result overwritten).
+    Reads only when a session's ring has wrapped around: the results overwritten, for their
+    run ids (one batched read).
     """
     puts: list[Put] = [
         (RUNS, run_id, {"n": n, "session": sid})
         for sid, n, run_id in kept
         if run_id is not None and _indexable(run_id)
     ]
-    evicted = [(sid, n - ring) for sid, n, _ in kept if n >= ring]
+    evicted = [f"{sid}#{(n - ring) % ring}" for sid, n, _ in kept if n >= ring]
     if not evicted:
         return puts, []
     written = {key for _, key, _ in puts}
-    slots = [f"{sid}#{n % ring}" for sid, n in evicted]
-    old: dict[str, tuple[str, int]] = {}
-    for (sid, n), doc in zip(evicted, get_many(results_ns, slots), strict=True):
+    deletes: list[Delete] = []
+    for doc in get_many(results_ns, evicted):
         run_id = _run_of(doc)
         if run_id is not None and run_id not in written:
-            old[run_id] = (sid, n)
-    if not old:
-        return puts, []
-    ids = list(old)
-    deletes: list[Delete] = []
-    for run_id, row in zip(ids, get_many(RUNS, ids), strict=True):
-        sid, n = old[run_id]
-        if row is not None and row.get("session") == sid and row.get("n") == n:
             deletes.append((RUNS, run_id))
     return puts, deletes
 
