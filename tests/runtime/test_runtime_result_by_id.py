@@ -326,6 +326,27 @@ def test_a_handle_naming_no_agent_beside_a_durable_agent(
     assert rt.result(submitted, timeout=TIMEOUT).output == "keeper: three"
 
 
+def test_a_durable_run_named_by_its_session_is_sent_again_after_a_crash(
+    runtime: Start,
+) -> None:
+    """Its session names the run's durable agent; the runtime keeps its start as it does a
+    named durable run's, so a crash before its first journal entry runs it again."""
+    gate = Gate()
+    rt = runtime(agents={"default": echo_agent})
+    rt.register_agent("keeper", gate.agent, durable=True)
+    gate.go.set()
+    assert rt.session("k", "keeper").run("one").get(timeout=TIMEOUT).output == "done one"
+    gate.go.clear()
+    gate.entered.clear()
+    handle = rt.session("k")
+    future = handle.run("two")
+    assert gate.entered.wait(TIMEOUT)  # in its first model call: nothing journaled yet
+    handle.crash_for_testing()
+    gate.go.set()
+    assert future.get(timeout=TIMEOUT).output == "done two"
+    assert rt.statistics().crashes == 1
+
+
 def test_no_agent_named_while_none_is_registered(runtime: Start) -> None:
     rt = runtime()
     assert _code(lambda: rt.session("s")) == "RUNTIME_UNKNOWN_AGENT"
