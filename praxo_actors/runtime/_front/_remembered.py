@@ -1,9 +1,11 @@
-"""``runtime.session(id)`` with no agent: the agent the session was last run with.
+"""``handle.agent`` of a handle naming no agent: the agent the session was last run with.
 
-A live session's is the agent of the last run routed to it (the runtime's loop knows it); any
-other's is read from its log in the store: the newest of its accepted durable runs, its run in
-progress, or the head, which names the agent of the last run committed. A session with none of
-these (a new one) is run by ``"default"``.
+The session names the agent of each such run itself (the newest run waiting or in flight
+before it, else the last run committed). This reads the same from outside: a live session with
+runs pending, the agent of the newest routed to it that named one (the runtime's loop knows
+it); else its log in the store: the newest of its accepted durable runs, its run in progress,
+or the head, which names the agent of the last run committed. A session with none of these (a
+new one) is run by ``"default"``.
 """
 
 from __future__ import annotations

@@ -347,9 +347,10 @@ class Runtime:
     def session(self, session_id: str, agent: str | None = None) -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
 
-        With no ``agent``, each run is run by the agent the session was last run with (its
-        last run's, kept in its log in the store across restarts), or ``"default"`` for a
-        session never run; a remembered agent that is not registered fails the run with
+        With no ``agent``, the session runs each run with the agent it was last run with: the
+        newest run's waiting or in flight before it, else the last committed run's (kept in
+        its log, across restarts; a run that failed does not count), or ``"default"`` for a
+        session never run. One that is not registered fails the run with
         ``RUNTIME_UNKNOWN_AGENT``. Making the handle reads nothing; ``handle.agent`` reads it.
 
         Raises:
