@@ -16,8 +16,8 @@ approval asked for before the restart is answered after it. Endpoints:
   ``{"error": {"code": ..., "message": ..., "run_id"?: ...}}`` with the status its code maps to
   (``STATUS_BY_CODE``; a model's own code is 502).
 - ``GET /runs/{run_id}`` answers 200 with the result as above, 202 ``{"status": "running"}``
-  while it runs, 404 ``RUNTIME_UNKNOWN_RUN`` for a run not submitted here, or the run's error.
-  Which session a run belongs to is kept in the runtime's store, so it survives a restart.
+  while it runs, 404 ``RUNTIME_UNKNOWN_RUN`` for a run no session knows, or the run's error.
+  The runtime finds a run by its id alone (``runtime.aresult``), after a restart too.
 - ``GET /sessions/{id}/history`` answers the session's committed messages.
 - People in the loop: the agent's ``send_mail`` tool needs approval (``require_approval``). A run
   that reaches it answers ``{"status": "interrupted", "interrupt": {"approval": {...}}}``;
@@ -109,7 +109,6 @@ from praxo_actors.runtime import Runtime, SessionHandle
 
 AGENT = "assistant"
 DEFAULT_STORE = ".praxo/fastapi_service.sqlite3"
-SUBMITTED = ("fastapi_service", "runs")  # the store's namespace for run id -> session id
 
 # Codes the runtime and the agent loop use, mapped to HTTP statuses; anything else a run fails
 # with (a model's own code, AGENT_MAX_STEPS, ...) is a failure upstream of this service: 502.
@@ -232,20 +231,6 @@ class Service:
         self.drain(0.0)
         if self._stop is not None:
             await self._stop
-
-    async def remember(self, run_id: str, session_id: str) -> None:
-        """Note which session a submitted run belongs to (in the runtime's store: it outlives
-        a restart, as a durable run does)."""
-        assert self.runtime is not None
-        value = {"session_id": session_id}
-        await asyncio.to_thread(self.runtime.store.put, SUBMITTED, run_id, value)
-
-    async def session_of(self, run_id: str) -> str | None:
-        """The session a run was submitted to (None: not submitted here)."""
-        assert self.runtime is not None
-        item = await asyncio.to_thread(self.runtime.store.get, SUBMITTED, run_id)
-        session_id = None if item is None else item.value.get("session_id")
-        return session_id if isinstance(session_id, str) else None
 
     async def _stop_when_idle(self, runtime: Runtime, timeout: float | None) -> None:
         with contextlib.suppress(TimeoutError):
@@ -377,7 +362,6 @@ async def start_run(
     wait = preferred_wait(request.headers.getlist("prefer"))
     with service.admit():
         run_id = await session.asubmit(body.input, deadline=body.deadline)
-        await service.remember(run_id, session.id)
         if wait is not None:
             try:
                 # Only this wait is cancelled if the client goes: the run goes on.
@@ -432,11 +416,9 @@ async def get_run(run_id: str, service: ServiceDep) -> dict[str, Any] | JSONResp
     error (the status its code maps to)."""
     if service.runtime is None:
         raise PraxoError("RUNTIME_STOPPED", "the service is not running")
-    session_id = await service.session_of(run_id)
-    if session_id is None:
-        return error("RUNTIME_UNKNOWN_RUN", f"no run {run_id!r} was submitted here")
     try:
-        result = await service.runtime.session(session_id, AGENT).aresult(run_id, timeout=0)
+        # Found by its id alone: pending here, kept by its session, or journaled and resumed.
+        result = await service.runtime.aresult(run_id, timeout=0)
     except PraxoError as exc:
         if exc.code == "RUNTIME_TIMEOUT":  # still going
             return JSONResponse({"run_id": run_id, "status": "running"}, status_code=202)

@@ -157,7 +157,7 @@ class Host:
             await asyncio.to_thread(handle.passivate, self._timeout)
 
     async def result(
-        self, session_id: str, agent: str, run_id: str, timeout: float
+        self, session_id: str, agent: str | None, run_id: str, timeout: float | None
     ) -> tuple[Any, ...]:
         """The outcome of ``run_id``, resuming it here if its session's journal holds it."""
         try:
@@ -166,6 +166,13 @@ class Host:
             return pack_result(result)
         except Exception as exc:
             return _error(exc)
+
+    async def find_session(self, run_id: str) -> str | None:
+        """The session the shared store names for ``run_id`` (None: no session knows it)."""
+        from praxo_actors.memory._log import SessionLog
+
+        log = SessionLog(self.store)
+        return await asyncio.to_thread(log.find_run, run_id)
 
     async def history(self, session_id: str, agent: str, timeout: float) -> tuple[Any, ...]:
         try:

@@ -23,13 +23,15 @@ import msgspec
 from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import traceparent
+from praxo_actors.cluster._by_id import Started, agents_of, session_of
 from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
-from praxo_actors.runtime import RuntimeStatistics
+from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
+from praxo_actors.runtime._front._results import check_result_args
 
 if TYPE_CHECKING:
     from praxo_actors.cluster._stream import ClusterRunStream
@@ -302,6 +304,7 @@ class ClusterRuntime:
     _lock: threading.Lock
     _durable: set[str]
     _sent: Sent
+    _started: Started
     events: ClusterEvents
     _stopped: bool
 
@@ -364,6 +367,7 @@ class ClusterRuntime:
         self._lock = threading.Lock()
         self._durable = set()
         self._sent = Sent()
+        self._started = Started()
         self.events = ClusterEvents(self)
         self._stopped = False
         return self
@@ -416,6 +420,7 @@ class ClusterRuntime:
         run_id = new_run_id()
         pinned = self._sent.pinned(session_id)  # the host of a run of the session in flight
         name, host = (pinned, self._hosts[pinned]) if pinned else self._route(session_id)
+        self._started.add(run_id, session_id)
         future = ClusterRunFuture(self, session_id, agent, run_id, name, None, (input, deadline))
         future.number, after = self._sent.send(session_id, name, future)
         future._ref = host.run.remote(
@@ -441,6 +446,7 @@ class ClusterRuntime:
                 self._down[name] = time.monotonic() + _DOWN_SECONDS
             raise AgentError("SESSION_CRASHED", f"host {name} died") from None
         run_id: str = _unpack(reply, None, str)
+        self._started.add(run_id, session_id)
         return run_id
 
     def _resume(
@@ -458,6 +464,7 @@ class ClusterRuntime:
         except Exception:
             found = None
         run_id = found if isinstance(found, str) else new_run_id()
+        self._started.add(run_id, session_id)
         ref = host.resume.remote(session_id, agent, document, deadline)
         return ClusterRunFuture(self, session_id, agent, run_id, name, ref, None)
 
@@ -512,24 +519,57 @@ class ClusterRuntime:
         result: RunResult = typed_output(_unpack(reply, future.run_id, RunResult), reply)
         return result
 
-    def _result(self, session_id: str, agent: str, run_id: str, timeout: float) -> RunResult:
+    def _result(
+        self, session_id: str, agent: str | None, run_id: str, timeout: float | None
+    ) -> RunResult:
         import ray
 
-        deadline = time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             name, host = self._route(session_id)
             try:
                 reply = ray.get(
-                    host.result.remote(session_id, agent, run_id, timeout), timeout=timeout + 5
+                    host.result.remote(session_id, agent, run_id, timeout),
+                    timeout=None if timeout is None else timeout + 5,
                 )
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
                 with self._lock:
                     self._down[name] = time.monotonic() + _DOWN_SECONDS
-                if time.monotonic() > deadline:
+                if deadline is not None and time.monotonic() > deadline:
                     raise AgentError("SESSION_CRASHED", f"host {name} died", run_id) from None
                 continue
             result: RunResult = typed_output(_unpack(reply, run_id, RunResult), reply)
             return result
+
+    def result(self, run_id: str, timeout: float | None = None) -> RunResult:
+        """The result of run ``run_id``, found by its id alone (as ``Runtime.result``).
+
+        The session of a run this front started is remembered (its last 10,000); any other's
+        is read from the shared store by a host. The session's host then answers as
+        :meth:`ClusterSession.result` does (a durable run left journaled is resumed there).
+
+        Raises:
+            AgentError: The run's own error (its code).
+            PraxoError: ``RUNTIME_UNKNOWN_RUN``; ``RUNTIME_INVALID_INPUT``;
+                ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``.
+        """
+        check_result_args(run_id, timeout)
+        session_id = session_of(self, run_id)
+        if session_id is None:
+            raise PraxoError("RUNTIME_UNKNOWN_RUN", f"no session knows a run {run_id!r}")
+        return self._result(session_id, None, run_id, timeout)
+
+    async def aresult(self, run_id: str, timeout: float | None = None) -> RunResult:
+        """:meth:`result`, awaited (it waits in the loop's default executor)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.result, run_id, timeout)
+
+    def agents(self) -> dict[str, RegisteredAgent]:
+        """The agents registered with the cluster by name, in name order (a copy).
+
+        A factory registered as ``"package.module:function"`` is imported when called.
+        """
+        return agents_of(self)
 
     def _publish(self, on: bool) -> None:
         import ray

@@ -16,6 +16,8 @@ Per session id ``s``, in the store's documents (namespace / key → value):
   (``submit``) and not yet begun, in order. An accepted run is added by one write; its first
   journal entry (which makes it the pending run) or the commit that ends it takes it out.
 - ``praxo/results / s#j`` → the last 100 runs' results, slot ``j = n mod 100``.
+- ``praxo/runs / r`` → ``{"session": s, "n": n}``: which session keeps run ``r``'s result (see
+  :mod:`~praxo_actors.memory._runs`).
 
 Every change of one session — record, head, journal drop, result — is one :meth:`Store.apply`
 (one transaction with SQLite), and commits are *versioned*: a commit names the version it was
@@ -33,6 +35,7 @@ import msgspec
 
 from praxo_actors.memory._base import StoreBase, decode_text
 from praxo_actors.memory._inbox import INBOX, Accept, AcceptedRun, InboxChanges, read_inbox
+from praxo_actors.memory._runs import index_rows, indexed_session
 
 __all__ = [
     "INBOX",
@@ -148,6 +151,9 @@ class Commit(msgspec.Struct, frozen=True):
     # The durable run a commit naming no run ended (a failure, settled already): its pending
     # entry and journal are dropped as ``run_id``'s would be.
     ends: str | None = None
+    # The run whose outcome ``result`` keeps, when neither ``run_id`` nor ``ends`` names it (a
+    # failure): indexed by its id.
+    kept: str | None = None
 
 
 class JournalAppend(msgspec.Struct, frozen=True):
@@ -303,6 +309,17 @@ class SessionLog:
         slots = [_key(session_id, (start + j) % RESULTS_KEPT) for j in range(RESULTS_KEPT)]
         return [value for value in self._get_many(RESULTS, slots) if value is not None]
 
+    def find_run(self, run_id: str) -> str | None:
+        """Return the id of the session that keeps run ``run_id``'s result, or holds it as a
+        durable run accepted or in progress; None if the store knows no such run."""
+        found = indexed_session(self._get_many, run_id)
+        if found is not None:
+            return found
+        for session_id, run in self.pending():
+            if run.run_id == run_id:
+                return session_id
+        return None
+
     # -- writing -------------------------------------------------------------------------------
 
     def write(self, commits: Sequence[Commit], appends: Sequence[JournalAppend]) -> list[bool]:
@@ -425,6 +442,7 @@ class SessionLog:
                     heads[sid] = [base, base, 0]
         applied: list[bool] = []
         touched: set[str] = set()
+        indexed: list[tuple[str, int, str | None]] = []  # results written: session, number, run
         for commit in commits:
             sid = commit.session_id
             if commit.inbox is not None:
@@ -446,6 +464,7 @@ class SessionLog:
                     puts.append((RECORDS, _key(sid, version), {"record": commit.record}))
             if commit.result is not None:
                 puts.append((RESULTS, _key(sid, results % RESULTS_KEPT), {"result": commit.result}))
+                indexed.append((sid, results, commit.run_id or commit.kept or commit.ends))
                 results += 1
             if commit.journal >= 0:
                 now = pending_runs.get(sid)
@@ -470,6 +489,10 @@ class SessionLog:
             if sid in agents:
                 doc["agent"] = agents[sid]
             puts.append((HEADS, sid, doc))
+        if indexed:
+            index_puts, index_deletes = index_rows(self._get_many, RESULTS, indexed, RESULTS_KEPT)
+            puts.extend(index_puts)
+            deletes.extend(index_deletes)
         if inboxes.changed:
             inbox_puts, inbox_deletes = inboxes.rows()
             puts.extend(inbox_puts)

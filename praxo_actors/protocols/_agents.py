@@ -2,8 +2,8 @@
 
 A protocol lists the agents a runtime serves (OpenAI's ``/v1/models``) and offers a client's
 own tools to an agent's model (AG-UI's frontend tools). The runtime registers agents by name
-and keeps their factories; this module is the one place that reads them, and the way a
-protocol registers an agent derived from another (the same options with more tools).
+and lists them (``runtime.agents()``); this module is the one place that reads them, and the
+way a protocol registers an agent derived from another (the same options with more tools).
 """
 
 from __future__ import annotations
@@ -26,14 +26,10 @@ _DERIVED = "~"  # in a derived agent's name: no registered agent of the user's i
 
 def _registry(runtime: Runtime) -> tuple[Mapping[str, Callable[[], AgentOptions]], Any, Any]:
     """Return the runtime's agent factories and its per-session and durable names."""
-    agents: Any = runtime._kernel.agents
-    view = getattr(agents, "view", None)
-    source = view() if callable(view) else agents
-    factories = getattr(source, "factories", None)
-    if factories is None:
-        factories = agents._factories
-    per_session = getattr(source, "per_session", getattr(agents, "_per_session", ()))
-    durable = getattr(source, "durable", getattr(agents, "_durable", ()))
+    agents = runtime.agents()
+    factories = {name: agent.options_factory for name, agent in agents.items()}
+    per_session = {name for name, agent in agents.items() if agent.per_session}
+    durable = {name for name, agent in agents.items() if agent.durable}
     return factories, per_session, durable
 
 

@@ -2,7 +2,7 @@
 
 The runtime keeps the factories it was given by ``register_agent``; the A2A card lists an
 agent's tools and the MCP server offers each agent. This module is the one place that reads
-them (through the kernel's agent registry; a shape it does not know reads as no agents).
+them (through ``runtime.agents()``).
 """
 
 from __future__ import annotations
@@ -20,13 +20,7 @@ __all__ = ["agent_tools", "registered_agents"]
 
 
 def _factories(runtime: Runtime) -> Mapping[str, Callable[[], Any]]:
-    agents: Any = getattr(getattr(runtime, "_kernel", None), "agents", None)
-    view = getattr(agents, "view", None)
-    source = view() if callable(view) else agents
-    found = getattr(source, "factories", None)
-    if found is None:
-        found = getattr(agents, "_factories", None)
-    return found if isinstance(found, Mapping) else {}
+    return {name: agent.options_factory for name, agent in runtime.agents().items()}
 
 
 def registered_agents(runtime: Runtime) -> list[str]:

@@ -18,7 +18,13 @@ from praxo_actors.runtime._front._agent_session import AgentSession, AwaitableRu
 from praxo_actors.runtime._front._agent_tool import agent_tool
 from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions
 from praxo_actors.runtime._front._inspect import SessionInfo
-from praxo_actors.runtime._front._runtime import Events, Runtime, RuntimeStatistics, SessionHandle
+from praxo_actors.runtime._front._runtime import (
+    Events,
+    RegisteredAgent,
+    Runtime,
+    RuntimeStatistics,
+    SessionHandle,
+)
 from praxo_actors.runtime._kernel._clock import RuntimeClock
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._session._restore import read_session
@@ -32,6 +38,7 @@ __all__ = [
     "JsonLinesSink",
     "MNActor",
     "MNFuture",
+    "RegisteredAgent",
     "RunFuture",
     "RunStream",
     "Runtime",

@@ -23,6 +23,7 @@ __all__ = [
     "CommitRun",
     "Crash",
     "EffectDone",
+    "FindRun",
     "FlushCheckpoints",
     "GetHistory",
     "GetInfo",
@@ -45,6 +46,7 @@ __all__ = [
     "ReturnedResponse",
     "ReturnedToolError",
     "RunDeadline",
+    "RunFound",
     "RuntimeMessage",
     "Sessions",
     "StartRun",
@@ -275,6 +277,18 @@ class Results(_Msg, frozen=True, tag="results"):
     documents: list[str]
 
 
+class FindRun(_Msg, frozen=True, tag="find_run"):
+    """Ask which session keeps or holds run ``run_id`` (reply: :class:`RunFound`)."""
+
+    run_id: str
+
+
+class RunFound(_Msg, frozen=True, tag="run_found"):
+    """The store's reply to :class:`FindRun`: the session's id, None if no session knows it."""
+
+    session_id: str | None
+
+
 RuntimeMessage = (
     StartRun
     | CancelRun
@@ -299,6 +313,8 @@ RuntimeMessage = (
     | Pending
     | LoadResults
     | Results
+    | FindRun
+    | RunFound
 )
 
 _encoder = msgspec.msgpack.Encoder()

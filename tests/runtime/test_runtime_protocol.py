@@ -31,6 +31,7 @@ from praxo_actors.runtime._protocol import (
     CommitRun,
     Crash,
     EffectDone,
+    FindRun,
     FlushCheckpoints,
     GetHistory,
     GetInfo,
@@ -52,6 +53,7 @@ from praxo_actors.runtime._protocol import (
     ReturnedResponse,
     ReturnedToolError,
     RunDeadline,
+    RunFound,
     RuntimeMessage,
     Sessions,
     StartRun,
@@ -91,6 +93,9 @@ SAMPLES = [
     LoadPending(),
     Pending(["s1"], [PendingRun("r", "a", "x", entries=2, resumes=1)]),
     Results(["{}"]),
+    FindRun("run-1"),
+    RunFound("s1"),
+    RunFound(None),
 ]
 
 

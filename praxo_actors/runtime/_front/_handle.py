@@ -51,14 +51,38 @@ class SessionHandle:
     post to the runtime's loop (nothing here reads the kernel's state from the caller's thread).
     """
 
-    def __init__(self, runtime: Runtime, kernel: Kernel, session_id: str, agent: str) -> None:
+    def __init__(
+        self, runtime: Runtime, kernel: Kernel, session_id: str, agent: str | None
+    ) -> None:
         self._runtime = runtime  # for the streams of its runs
         self._kernel = kernel
         self.id = session_id
-        self.agent = agent
+        # None: the agent the session was last run with, which the session itself applies to
+        # each run (see :mod:`~praxo_actors.runtime._front._remembered`).
+        self._agent = agent
 
     def __repr__(self) -> str:
-        return f"<SessionHandle {self.id!r} agent={self.agent!r}>"
+        return f"<SessionHandle {self.id!r} agent={self._agent!r}>"
+
+    @property
+    def agent(self) -> str:
+        """The agent that runs this session's runs.
+
+        For a handle made with no agent, the agent the session was last run with (``"default"``
+        for a session never run), read once (from the runtime's loop, else the store) and kept.
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` or the store's own code, when it must be read.
+        """
+        if self._agent is None:
+            from praxo_actors.runtime._front._remembered import remembered_agent
+
+            self._agent = remembered_agent(self._runtime, self.id)
+        return self._agent
+
+    def _agent_for_run(self) -> str:
+        """The agent to name in a run: ``""`` lets the session run it with its last one."""
+        return "" if self._agent is None else self._agent
 
     def run(self, input: str, deadline: float | None = None) -> RunFuture:
         """Queue a run of ``input``; return its future at once (from any thread).
@@ -95,7 +119,7 @@ class SessionHandle:
         deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
         capture(run_id)  # the caller's span, the run's parent
         future = RunFuture(run_id, self.id, kernel.request_cancel)
-        args = (future, self.agent, input, deadline_ns, resume, journal, parent, chain)
+        args = (future, self._agent_for_run(), input, deadline_ns, resume, journal, parent, chain)
         return self._post(future, kernel.submit, *args)
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
@@ -142,7 +166,8 @@ class SessionHandle:
         run_id = self._interrupted(timeout) or new_run_id()
         future = RunFuture(run_id, self.id, kernel.request_cancel)
         resume = kernel.resume
-        return self._post(future, resume, future, self.agent, deadline_ns, document, timeout)
+        agent = self._agent_for_run()
+        return self._post(future, resume, future, agent, deadline_ns, document, timeout)
 
     def _interrupted(self, timeout: float | None) -> str | None:
         """The id of the session's interrupted run, found on the loop (None on the loop itself,

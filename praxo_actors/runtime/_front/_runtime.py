@@ -31,8 +31,10 @@ from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
 from praxo_actors.memory import Store
+from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._agent_tool import track
 from praxo_actors.runtime._front._bus import Events
+from praxo_actors.runtime._front._by_id import aresult_by_id, result_by_id
 from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._front._handle import SessionHandle
 from praxo_actors.runtime._front._inputs import check_text
@@ -45,14 +47,14 @@ from praxo_actors.runtime._front._inspect import (
 )
 from praxo_actors.runtime._front._machine import Machine, open_store
 from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
-from praxo_actors.runtime._kernel._agents import Agents
+from praxo_actors.runtime._kernel._agents import Agents, RegisteredAgent
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
 from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
 from praxo_actors.runtime._kernel._waits import check_timeout
 from supervisors import Registry
 
-__all__ = ["Events", "Runtime", "RuntimeStatistics", "SessionHandle"]
+__all__ = ["Events", "RegisteredAgent", "Runtime", "RuntimeStatistics", "SessionHandle"]
 
 logger = get_logger("praxo_actors.runtime")
 
@@ -342,18 +344,62 @@ class Runtime:
         """:meth:`resume_pending`, awaited (safe on the runtime's own loop)."""
         return await self._machine.resumer.aresume_pending()
 
-    def session(self, session_id: str, agent: str = "default") -> SessionHandle:
+    def session(self, session_id: str, agent: str | None = None) -> SessionHandle:
         """Return a handle on session ``session_id`` run by the registered ``agent``.
 
+        With no ``agent``, the session runs each run with the agent it was last run with: the
+        newest run's waiting or in flight before it, else the last committed run's (kept in
+        its log, across restarts; a run that failed does not count), or ``"default"`` for a
+        session never run. One that is not registered fails the run with
+        ``RUNTIME_UNKNOWN_AGENT``. Making the handle reads nothing; ``handle.agent`` reads it.
+
         Raises:
-            PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad id; ``RUNTIME_UNKNOWN_AGENT``.
+            PraxoError: ``RUNTIME_INVALID_INPUT`` for a bad id or agent;
+                ``RUNTIME_UNKNOWN_AGENT`` for an agent given that is not registered, or no
+                agent given while none is registered.
         """
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
             raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
         check_text(session_id, "the session id")
-        if agent not in self._kernel.agents:
+        if agent is None:
+            if not self._kernel.agents.view().factories:
+                raise PraxoError("RUNTIME_UNKNOWN_AGENT", "no agent is registered")
+        elif not isinstance(agent, str):
+            raise PraxoError("RUNTIME_INVALID_INPUT", "agent must be a str or None")
+        elif agent not in self._kernel.agents:
             raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
         return SessionHandle(self, self._kernel, session_id, agent)
+
+    def agents(self) -> dict[str, RegisteredAgent]:
+        """Return the registered agents by name, in name order (a copy: read-only).
+
+        Safe from any thread, the runtime's loop included; an agent registered by
+        :meth:`register_agent` is listed once that call has returned.
+        """
+        return self._kernel.agents.registered()
+
+    def result(self, run_id: str, timeout: float | None = None) -> RunResult:
+        """Return the result of run ``run_id``, found by its id alone, or raise its error.
+
+        As :meth:`SessionHandle.result`, with no session to name: a run pending in this
+        process is waited for; a finished one is read from the results its session keeps (its
+        last 100; the store indexes them by run id); a durable run accepted or left journaled
+        by a previous process is resumed (its session restored) and waited for. ``timeout``
+        bounds the wait for a run still going (None: as long as it takes; 0 polls); each
+        store look-up is bounded by the runtime's ``timeout``. On the runtime's loop use
+        :meth:`aresult`.
+
+        Raises:
+            AgentError: The run's own error (its code).
+            PraxoError: ``RUNTIME_UNKNOWN_RUN`` for an id no session knows (or whose result
+                its session no longer keeps); ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``;
+                ``RUNTIME_INVALID_INPUT``; ``RUNTIME_BLOCKING_CALL`` on the loop thread.
+        """
+        return result_by_id(self, self._kernel, run_id, timeout)
+
+    async def aresult(self, run_id: str, timeout: float | None = None) -> RunResult:
+        """:meth:`result`, awaited (safe on the runtime's own loop)."""
+        return await aresult_by_id(self, self._kernel, run_id, timeout)
 
     def _call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (see Kernel.call)."""

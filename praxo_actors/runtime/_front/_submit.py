@@ -19,7 +19,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.agent import new_run_id
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._on_loop import acall, on_loop
 from praxo_actors.runtime._front._results import check_result_args, run_result
 
 if TYPE_CHECKING:
@@ -36,7 +36,9 @@ def submit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | 
     """See :meth:`SessionHandle.submit`."""
     _check(input)
     run_id = new_run_id()
-    if not kernel.agents.is_durable(handle.agent):
+    if handle._agent is None and kernel.agents.view().durable and on_loop(kernel.host):
+        handle.agent  # noqa: B018 - read here: the loop cannot wait for its session's answer
+    if not _journaled(handle, kernel):
         handle._submit(run_id, input, deadline, None)
         return run_id
     check_not_blocking("SessionHandle.submit() of a durable agent (use asubmit)")
@@ -51,7 +53,7 @@ async def asubmit(handle: SessionHandle, kernel: Kernel, input: str, deadline: f
     """See :meth:`SessionHandle.asubmit`."""
     _check(input)
     run_id = new_run_id()
-    if not kernel.agents.is_durable(handle.agent):
+    if not _journaled(handle, kernel):
         handle._submit(run_id, input, deadline, None)
         return run_id
     loop = asyncio.get_running_loop()
@@ -91,6 +93,16 @@ async def aresult(
         raise PraxoError(
             "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
         ) from None
+
+
+def _journaled(handle: SessionHandle, kernel: Kernel) -> bool:
+    """Whether a run submitted through ``handle`` is put in its session's inbox first: its
+    agent's is durable, or (a handle naming no agent) some agent is: the session then answers
+    the wait itself when the agent it runs the run with is not durable."""
+    agent = handle._agent
+    if agent is None:
+        return bool(kernel.agents.view().durable)
+    return kernel.agents.is_durable(agent)
 
 
 def _check(input: object) -> None:

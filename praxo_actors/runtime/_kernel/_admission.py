@@ -89,6 +89,7 @@ class Admission:
             runs.refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
             return
         entry.add_run(run_id, future)
+        entry.agent = agent or entry.agent  # "": the session runs it with the agent before it
         runs.admit(future)
         if resume is not None:  # the run goes on: its future from a resume of its journal is old
             kernel.resumption.futures.pop(run_id, None)

@@ -11,11 +11,24 @@ from praxo_actors.actors._checks import any_thread, loop_owned
 from praxo_actors.agent import AgentOptions
 from praxo_actors.models import Event
 
-__all__ = ["Agents", "AgentsView"]
+__all__ = ["DEFAULT_AGENT", "Agents", "AgentsView", "RegisteredAgent"]
+
+DEFAULT_AGENT = "default"
+"""The agent of a session run with no agent named and none remembered."""
 
 
 def _no_sink(_event: Event) -> None:
     """Mark options whose events the session collects (the session never calls it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredAgent:
+    """An agent as registered with a runtime (see ``Runtime.register_agent``)."""
+
+    name: str
+    options_factory: Callable[[], AgentOptions]
+    per_session: bool = False
+    durable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +111,17 @@ class Agents:
     def view(self) -> AgentsView:
         """Return the registrations published last (from any thread)."""
         return self._view
+
+    @any_thread
+    def registered(self) -> dict[str, RegisteredAgent]:
+        """Return the agents registered (published last), by name in name order."""
+        view = self._view
+        return {
+            name: RegisteredAgent(
+                name, view.factories[name], name in view.per_session, name in view.durable
+            )
+            for name in sorted(view.factories)
+        }
 
     @any_thread
     def is_durable(self, name: str) -> bool:

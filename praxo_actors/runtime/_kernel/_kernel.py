@@ -375,6 +375,18 @@ class Kernel:
         """Call ``ready(ref)`` once the session is live (``ready(None)`` if it is not)."""
         self.table.when_ready(session_id, ready)
 
+    def started_as(self, run_id: str, message: bytes) -> None:
+        """Keep the start of a pending durable run whose agent its session named (see
+        ``RunBook.starts``)."""
+        if run_id in self.runs.pending:
+            self.runs.starts[run_id] = message
+
+    def agent_of(self, session_id: str) -> str | None:
+        """Return the agent of the newest run a live session has pending, as it was routed
+        (None: no run pending, or the newest names no agent)."""
+        entry = self.table.get(session_id)
+        return None if entry is None or not entry.runs else entry.agent
+
     def is_live(self, session_id: str) -> bool:
         """Return whether an actor hosts (or is being started to host) the session."""
         return session_id in self.table

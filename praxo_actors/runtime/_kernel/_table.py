@@ -47,6 +47,8 @@ class Entry:
     last_active: float = 0.0
     # (run id, encoded message) routed while activating; sent in order after the Restore.
     backlog: list[tuple[str, bytes]] | None = None
+    # The agent of the newest run routed to it that named one, while it has runs pending.
+    agent: str | None = None
 
     def add_run(self, run_id: str, future: RunFuture) -> None:
         """Add a pending run (the dict is made for the session's first run in flight)."""
@@ -65,6 +67,7 @@ class Entry:
         if len(runs) == 1:
             future = runs[run_id]
             self.runs = _NO_RUNS
+            self.agent = None
             return future
         assert isinstance(runs, dict)
         popped: RunFuture = runs.pop(run_id)

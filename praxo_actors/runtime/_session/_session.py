@@ -29,6 +29,7 @@ from praxo_actors.agent._interpret import Call, Reply, decide
 from praxo_actors.memory._inbox import AcceptedRun
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
+from praxo_actors.runtime._kernel._agents import DEFAULT_AGENT
 from praxo_actors.runtime._protocol import (
     CancelRun,
     CommitRun,
@@ -115,6 +116,7 @@ class SessionActor(MNActor):
         self._resumed: set[str] | None = None
         self._inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
         self._last_agent: str | None = None  # the agent of the last run started
+        self._committed_agent: str | None = None  # the agent of the last run committed
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -185,6 +187,8 @@ class SessionActor(MNActor):
             case StartRun() as start:
                 if self._resumed is not None and start.run_id in self._resumed:
                     return None  # restored from the store already (re-sent after a crash)
+                if not start.agent:  # ``runtime.session(id)``: the agent it was last run with
+                    start = self._named(start)
                 if self._stopping is not None:
                     self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
                     return None
@@ -237,7 +241,7 @@ class SessionActor(MNActor):
         self.session = session
         self.position = position
         if state is not None and state.agent is not None:
-            self._last_agent = state.agent
+            self._last_agent = self._committed_agent = state.agent
         if state is not None and state.pending is not None:
             self._resume(state.pending, state.journal)
         if state is not None and state.inbox:
@@ -315,7 +319,12 @@ class SessionActor(MNActor):
         if document is not None or journal >= 0 or inbox is not None:
             ends = run_id if journal >= 0 else None
             commit = Commit(
-                self.session_id, result=document, journal=journal, inbox=inbox, ends=ends
+                self.session_id,
+                result=document,
+                journal=journal,
+                inbox=inbox,
+                ends=ends,
+                kept=run_id if document is not None else None,
             )
             self._to_store(encode(CommitRun(commit)))
 
@@ -460,6 +469,8 @@ class SessionActor(MNActor):
             # durable): the commit does.
             commit = msgspec.structs.replace(commit, inbox=result.run_id)
         self.session = result.session  # commit: the run completed and its record is written
+        if current.agent:
+            self._committed_agent = current.agent
         self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to
         # the loop settles the run's future with it (whichever of the two arrives first).
@@ -484,6 +495,29 @@ class SessionActor(MNActor):
         publish_delta(self.host, self.bus, event)
 
     # -- durable runs ------------------------------------------------------------------------
+
+    def _named(self, start: StartRun) -> StartRun:
+        """Name the agent of a run that names none: the newest run's waiting or in flight, else
+        the last run committed's (as the log's head keeps it: a run that failed changed
+        nothing), else the default.
+
+        The kernel knows a durable run's start (to send it again after a crash); a run
+        submitted as possibly durable whose agent is not durable lets its ``submit`` return.
+        """
+        host = self.host
+        if self.queue:
+            agent = self.queue[-1].agent  # the newest run waiting
+        elif self.current is not None:
+            agent = self.current.agent  # the run in flight
+        else:
+            agent = self._committed_agent or DEFAULT_AGENT
+        start = msgspec.structs.replace(start, agent=agent)
+        if host.router.agents.is_durable(agent):
+            if not start.journal:
+                host.post(host.router.started_as, start.run_id, encode(start))
+        elif start.journal:
+            host.post(host.router.saved, [], [], [(start.run_id, None)])
+        return start
 
     def _enqueue(self, start: StartRun) -> None:
         """Queue a run (arming its deadline); start it if nothing runs."""

@@ -33,6 +33,7 @@ from praxo_actors.memory._log import Accept, Commit, JournalAppend, SessionLog
 from praxo_actors.runtime._protocol import (
     AcceptRun,
     CommitRun,
+    FindRun,
     FlushCheckpoints,
     JournalEffect,
     LoadPending,
@@ -40,6 +41,7 @@ from praxo_actors.runtime._protocol import (
     LoadSessions,
     Pending,
     Results,
+    RunFound,
     Sessions,
     decode,
     encode,
@@ -107,6 +109,9 @@ class _StoreLogic:
                 return encode(
                     Results([d["result"] for d in found if isinstance(d.get("result"), str)])
                 )
+            case FindRun(run_id=run_id):
+                self._flush()
+                return encode(RunFound(self.log.find_run(run_id)))
             case other:
                 raise PraxoError(
                     "PROTOCOL_INVALID_MESSAGE", f"store actor got {type(other).__name__}"

@@ -1,0 +1,72 @@
+"""``runtime.result(run_id)``: the outcome of a run found by its id alone.
+
+The runtime's loop knows the runs pending in this process (and each one's session); the store
+knows the rest: the session that keeps a run's result (its index of runs by id, see
+:mod:`~praxo_actors.memory._runs`) or holds it as a durable run accepted or in progress. Once
+the session is found, the run's outcome is what its handle's ``result`` gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+import pykka
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.actors import check_not_blocking
+from praxo_actors.models import RunResult
+from praxo_actors.runtime._front._handle import SessionHandle
+from praxo_actors.runtime._front._on_loop import acall
+from praxo_actors.runtime._front._results import check_result_args, run_result
+from praxo_actors.runtime._protocol import FindRun, RunFound, decode, encode
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime._front._runtime import Runtime
+    from praxo_actors.runtime._kernel._kernel import Kernel
+
+__all__ = ["aresult_by_id", "result_by_id"]
+
+
+def result_by_id(runtime: Runtime, kernel: Kernel, run_id: str, timeout: float | None) -> RunResult:
+    """See :meth:`Runtime.result`."""
+    check_result_args(run_id, timeout)
+    check_not_blocking("Runtime.result() (use aresult)")
+    end = None if timeout is None else time.monotonic() + timeout
+    try:
+        pending = kernel.call(kernel.known, run_id, timeout=kernel.timeout)
+        if pending is not None:
+            return pending.get(timeout=timeout)
+        reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
+    except pykka.Timeout:
+        raise PraxoError(
+            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
+        ) from None
+    if not isinstance(reply, RunFound):
+        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+    if reply.session_id is None:
+        raise PraxoError("RUNTIME_UNKNOWN_RUN", f"no session knows a run {run_id!r}")
+    # The agent is the one each kept result names (a handle's agent only types results that
+    # name none: here, none).
+    handle = SessionHandle(runtime, kernel, reply.session_id, "")
+    left = None if end is None else max(0.0, end - time.monotonic())
+    return run_result(handle, kernel, run_id, left)
+
+
+async def aresult_by_id(
+    runtime: Runtime, kernel: Kernel, run_id: str, timeout: float | None
+) -> RunResult:
+    """See :meth:`Runtime.aresult`."""
+    check_result_args(run_id, timeout)
+    # A pending run is awaited on the caller's loop; the store look-ups go to a worker thread.
+    pending = await acall(kernel.host, kernel.known, run_id, timeout=kernel.timeout)
+    if pending is None:
+        return await asyncio.to_thread(result_by_id, runtime, kernel, run_id, timeout)
+    try:
+        async with asyncio.timeout(timeout):
+            return await pending  # cancelling this wait leaves the run going
+    except TimeoutError:
+        raise PraxoError(
+            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
+        ) from None
