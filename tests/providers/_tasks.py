@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from praxo_actors import ToolCallError
 from praxo_actors.agent import AgentError, Tool, arun_agent, new_agent_options, tool
+from praxo_actors.core import parse_tool_calls
 from praxo_actors.models import Event, Request, Response, session
 from praxo_actors.providers._openai_wire import to_messages
 
@@ -126,6 +128,8 @@ def check_wire(request: Request, faults: list[str]) -> None:
     for index, message in enumerate(wire):
         role = message["role"]
         answered = answered or role == "assistant"
+        if role == "assistant" and _calls_in(message.get("content")):
+            faults.append(f"step {request.step}: message {index} holds a call as its text")
         for call in message.get("tool_calls") or ():
             if not (call.get("id") and call["function"].get("name")):
                 faults.append(f"step {request.step}: a call without id or name: {call}")
@@ -134,6 +138,22 @@ def check_wire(request: Request, faults: list[str]) -> None:
             faults.append(f"step {request.step}: message {index} answers no call sent")
         if role == "user" and answered and not _markup_report(message["content"]):
             faults.append(f"step {request.step}: message {index} is a user message after a reply")
+
+
+def check_answer(question: str, output: str, faults: list[str]) -> None:
+    """Record an answer that is a call the loop reads (a call returned as text, never run)."""
+    if _calls_in(output):
+        faults.append(f"{question!r}: the answer is a call: {output[:80]!r}")
+
+
+def _calls_in(content: Any) -> bool:
+    """Whether ``content`` is text holding a call the loop's default parser reads."""
+    if not isinstance(content, str):
+        return False
+    try:
+        return bool(parse_tool_calls(content))
+    except ToolCallError:
+        return False  # malformed markup is text: the loop reports it to the model
 
 
 def _markup_report(content: Any) -> bool:
@@ -187,6 +207,7 @@ async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: i
                 report.faults.append(f"{question!r}: failed with {exc.code}: {exc.message}")
         else:
             outcome.output = result.output
+            check_answer(question, result.output, report.faults)
             outcome.right = holds(result.output, expected)
         for request in requests:
             check_wire(request, report.faults)
