@@ -86,6 +86,7 @@ class Outcome:
     output: str | None = None
     code: str | None = None
     right: bool = False
+    ran: int = 0  # tool calls that ran (every one read from the model's text on this server)
 
 
 @dataclass
@@ -100,8 +101,24 @@ class Report:
     def score(self) -> int:
         return sum(outcome.right for outcome in self.outcomes)
 
+    @property
+    def echoed(self) -> int:
+        """Wrong answers that hold the number inside call markup (the first scorer counted them)."""
+        return sum(
+            not o.right and o.output is not None and _states(o.output, o.expected)
+            for o in self.outcomes
+        )
+
+    @property
+    def called(self) -> int:
+        """Tasks in which at least one tool call ran."""
+        return sum(outcome.ran > 0 for outcome in self.outcomes)
+
     def summary(self) -> str:
-        lines = [f"{self.score}/{len(self.outcomes)} right"]
+        lines = [
+            f"{self.score}/{len(self.outcomes)} right, {self.called} with a call that ran, "
+            f"{self.echoed} with the number in call markup instead of an answer"
+        ]
         for o in self.outcomes:
             mark = "right" if o.right else "wrong"
             lines.append(f"  {mark}: {o.question!r} -> {o.code or repr(o.output)[:80]}")
@@ -116,6 +133,10 @@ def holds(output: str, expected: int) -> bool:
     """
     if '"name"' in output or "<tool_call>" in output:
         return False
+    return _states(output, expected)
+
+
+def _states(output: str, expected: int) -> bool:
     numbers = re.findall(r"-?\d[\d,]*", output)
     return any(n.replace(",", "") == str(expected) for n in numbers)
 
@@ -212,6 +233,7 @@ async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: i
         for request in requests:
             check_wire(request, report.faults)
         check_events(events, report.faults)
+        outcome.ran = sum(event.type == "tool.completed" for event in events)
         report.outcomes.append(outcome)
         report.transcript.extend(
             f"  {question[:24]!r} step {e.data['step']}: {e.data['content'][:60]!r} "

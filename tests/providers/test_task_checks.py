@@ -37,8 +37,28 @@ def test_a_model_that_calls_then_answers_scores_every_task() -> None:
     """Every call read from the text runs once, goes back as a tool result; all ten right."""
     report: Report = asyncio.run(run_tasks(bare_json_caller))
     assert report.faults == [], report.summary()
-    assert report.score == len(TASKS) == 10
+    assert report.score == report.called == len(TASKS) == 10
+    assert [o.ran for o in report.outcomes] == [1] * 10
+    assert report.echoed == 0
     assert all(re.search(r"\+1 calls$", line) for line in report.transcript[::2])
+
+
+async def echo_in_a_call(request: Request) -> Response:
+    """Call ``add`` in tags, then write its result in an object naming it (no arguments)."""
+    question = request.messages[0].content
+    assert isinstance(question, str)
+    if not any(m.role == "tool" for m in request.messages):
+        tagged = '<tool_call>{"name": "add", "arguments": {"a": 0, "b": %d}}</tool_call>'
+        return Response(message_assistant(tagged % EXPECTED[question]))
+    result = request.messages[-1].content
+    return Response(message_assistant(f'{{"name": "add", "result": {result}}}'))
+
+
+def test_a_number_written_in_call_markup_is_no_answer() -> None:
+    """Scored wrong, counted as echoed, and not the library's fault."""
+    report = asyncio.run(run_tasks(echo_in_a_call))
+    assert (report.score, report.echoed, report.called) == (0, 10, 10)
+    assert report.faults == [], report.summary()
 
 
 def test_a_tool_result_that_answers_no_call_is_a_fault() -> None:
