@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from praxo_actors import ToolCallError
 from praxo_actors.agent import AgentError, Tool, arun_agent, new_agent_options, tool
+from praxo_actors.core import parse_tool_calls
 from praxo_actors.models import Event, Request, Response, session
 from praxo_actors.providers._openai_wire import to_messages
 
@@ -84,6 +86,7 @@ class Outcome:
     output: str | None = None
     code: str | None = None
     right: bool = False
+    ran: int = 0  # tool calls that ran (every one read from the model's text on this server)
 
 
 @dataclass
@@ -98,8 +101,24 @@ class Report:
     def score(self) -> int:
         return sum(outcome.right for outcome in self.outcomes)
 
+    @property
+    def echoed(self) -> int:
+        """Wrong answers that hold the number inside call markup (the first scorer counted them)."""
+        return sum(
+            not o.right and o.output is not None and _states(o.output, o.expected)
+            for o in self.outcomes
+        )
+
+    @property
+    def called(self) -> int:
+        """Tasks in which at least one tool call ran."""
+        return sum(outcome.ran > 0 for outcome in self.outcomes)
+
     def summary(self) -> str:
-        lines = [f"{self.score}/{len(self.outcomes)} right"]
+        lines = [
+            f"{self.score}/{len(self.outcomes)} right, {self.called} with a call that ran, "
+            f"{self.echoed} with the number in call markup instead of an answer"
+        ]
         for o in self.outcomes:
             mark = "right" if o.right else "wrong"
             lines.append(f"  {mark}: {o.question!r} -> {o.code or repr(o.output)[:80]}")
@@ -114,6 +133,10 @@ def holds(output: str, expected: int) -> bool:
     """
     if '"name"' in output or "<tool_call>" in output:
         return False
+    return _states(output, expected)
+
+
+def _states(output: str, expected: int) -> bool:
     numbers = re.findall(r"-?\d[\d,]*", output)
     return any(n.replace(",", "") == str(expected) for n in numbers)
 
@@ -126,6 +149,8 @@ def check_wire(request: Request, faults: list[str]) -> None:
     for index, message in enumerate(wire):
         role = message["role"]
         answered = answered or role == "assistant"
+        if role == "assistant" and _calls_in(message.get("content")):
+            faults.append(f"step {request.step}: message {index} holds a call as its text")
         for call in message.get("tool_calls") or ():
             if not (call.get("id") and call["function"].get("name")):
                 faults.append(f"step {request.step}: a call without id or name: {call}")
@@ -134,6 +159,22 @@ def check_wire(request: Request, faults: list[str]) -> None:
             faults.append(f"step {request.step}: message {index} answers no call sent")
         if role == "user" and answered and not _markup_report(message["content"]):
             faults.append(f"step {request.step}: message {index} is a user message after a reply")
+
+
+def check_answer(question: str, output: str, faults: list[str]) -> None:
+    """Record an answer that is a call the loop reads (a call returned as text, never run)."""
+    if _calls_in(output):
+        faults.append(f"{question!r}: the answer is a call: {output[:80]!r}")
+
+
+def _calls_in(content: Any) -> bool:
+    """Whether ``content`` is text holding a call the loop's default parser reads."""
+    if not isinstance(content, str):
+        return False
+    try:
+        return bool(parse_tool_calls(content))
+    except ToolCallError:
+        return False  # malformed markup is text: the loop reports it to the model
 
 
 def _markup_report(content: Any) -> bool:
@@ -187,10 +228,12 @@ async def run_tasks(model: Any, *, instructions: str | None = None, max_steps: i
                 report.faults.append(f"{question!r}: failed with {exc.code}: {exc.message}")
         else:
             outcome.output = result.output
+            check_answer(question, result.output, report.faults)
             outcome.right = holds(result.output, expected)
         for request in requests:
             check_wire(request, report.faults)
         check_events(events, report.faults)
+        outcome.ran = sum(event.type == "tool.completed" for event in events)
         report.outcomes.append(outcome)
         report.transcript.extend(
             f"  {question[:24]!r} step {e.data['step']}: {e.data['content'][:60]!r} "

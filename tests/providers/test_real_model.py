@@ -43,6 +43,8 @@ SYSTEM = (
     "result is in the conversation, answer the user in one short plain sentence without JSON."
 )
 QUESTION = "What is the weather in Paris? Use the get_weather tool."
+# Of the ten tasks, those in which a call the model wrote as text ran (10 measured).
+CALLED_FLOOR = 8
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +213,10 @@ def test_ten_tasks_with_three_tools_on_the_default_configuration(
     Only the sampling is set (greedy, seeded, short answers) and the steps bounded (a task
     needs three at most): no tool-call format, no system prompt, no wrapper. Every request is
     checked in the shape the adapter sends it (``_tasks``); the score is recorded as the test's
-    ``score`` property and in docs/providers.md.
+    ``score`` property and in docs/providers.md. The score has no floor: this 0.5B model answers
+    none of the tasks (after a tool result it writes more calls, whatever it is offered or
+    told; docs/providers.md). What the library does has one: the model writes a call as JSON
+    text in every task (measured: 10 of 10), which the loop reads and runs with no format set.
     """
     model = openai_model(
         ALIAS,
@@ -229,8 +234,11 @@ def test_ten_tasks_with_three_tools_on_the_default_configuration(
 
     report = asyncio.run(go())
     record_property("score", f"{report.score}/{len(TASKS)}")
+    record_property("called", f"{report.called}/{len(TASKS)}")
+    record_property("echoed", f"{report.echoed}/{len(TASKS)}")
     print(report.summary())  # shown with -s or -rA
     assert len(report.outcomes) == len(TASKS)
     assert report.faults == [], report.summary()
+    assert report.called >= CALLED_FLOOR, report.summary()
     # Every task was asked and came to an answer or a code of the model's doing.
     assert all(o.output is not None or o.code is not None for o in report.outcomes)

@@ -43,6 +43,8 @@ from praxo_actors.models import ToolCall
 __all__ = ["FORMATS"]
 
 _LOOKS_LIKE_CALL = re.compile(r'\[?\s*\{\s*"name"\s*:')
+# A call object cut off before its "name": a reply that ran out of tokens while writing a call.
+_CUT_CALL = re.compile(r'\[?\s*\{\s*"(?:n(?:a(?:m(?:e(?:"\s*)?)?)?)?)?\Z')
 _SEMICOLON = re.compile(r"\s*;")
 _SEPARATOR = re.compile(r"\s*;(?=\s*\{)")
 _BUILTIN = re.compile(r"([A-Za-z_][\w]*)\.call\s*(?=\()")
@@ -72,7 +74,7 @@ def _candidate(source: Text, start: int, *, arrays: bool) -> tuple[Section | Non
     looks_like_call = _LOOKS_LIKE_CALL.match(text, start) is not None
     end = source.json.end(start)
     if end is None:
-        if looks_like_call:
+        if looks_like_call or _CUT_CALL.match(text, start) is not None:
             return error(start, len(text), "TOOL_CALL_INVALID_JSON", "unbalanced brackets")
         return None, start + 1
     found, value = try_parse_json(text[start:end])
