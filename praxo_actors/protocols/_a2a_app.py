@@ -23,38 +23,13 @@ from starlette.routing import Route
 from praxo_actors._errors import PraxoError
 from praxo_actors.protocols._a2a_rpc import Endpoint
 from praxo_actors.protocols._a2a_tasks import Runner, Tasks
-from praxo_actors.protocols._http import HostCheck
+from praxo_actors.protocols._http import Door, HostCheck
 from praxo_actors.protocols._registered import agent_tools
 
 if TYPE_CHECKING:
-    from praxo_actors.protocols._http import ASGIApp, Scope
     from praxo_actors.runtime import Runtime
 
 __all__ = ["build"]
-
-
-class _Door:
-    """Send a ``POST`` to the app's root to the JSON-RPC endpoint; anything else to ``rest``
-    (the card, the lifespan, 404s), a Starlette app."""
-
-    def __init__(self, endpoint: Endpoint, rest: ASGIApp) -> None:
-        self._endpoint = endpoint
-        self._rest = rest
-
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and _at_root(scope):
-            await self._endpoint(scope, receive, send)
-        else:
-            await self._rest(scope, receive, send)
-
-
-def _at_root(scope: Scope) -> bool:
-    """Whether the request is for the app's own root (under the prefix it is mounted at)."""
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root):
-        path = path[len(root) :]
-    return path in ("/", "")
 
 
 def agent_card(runtime: Runtime, agent: str, url: str | None) -> AgentCard:
@@ -92,7 +67,7 @@ def build(
     tasks = Tasks()
     endpoint = Endpoint(tasks, Runner(runtime, agent, tasks))
     cards = create_agent_card_routes(card) if url is not None else [_card_here(card)]
-    return HostCheck(_Door(endpoint, Starlette(routes=cards)), allowed_hosts)
+    return HostCheck(Door("/", endpoint, Starlette(routes=cards)), allowed_hosts)
 
 
 def _card_here(card: AgentCard) -> Route:

@@ -24,7 +24,15 @@ from praxo_actors.agent import Interrupt, Tool, tool_context
 from praxo_actors.models import Event
 from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
 from praxo_actors.protocols._agents import with_tools
-from praxo_actors.protocols._http import EventStream, HostCheck, Refused, error_body, read_json
+from praxo_actors.protocols._http import (
+    Door,
+    EventStream,
+    HostCheck,
+    Refused,
+    Scope,
+    error_body,
+    read_json,
+)
 from praxo_actors.protocols._runs import resumed
 
 if TYPE_CHECKING:
@@ -72,8 +80,13 @@ def build(
             events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
 
-    app = Starlette(routes=[Route(path, run, methods=["POST"])])
-    return HostCheck(app, allowed_hosts)
+    async def endpoint(scope: Scope, receive: Any, send: Any) -> None:
+        response = await run(Request(scope, receive))
+        await response(scope, receive, send)
+
+    # Starlette's own route answers what is not a POST at ``path`` (405, 404).
+    rest = Starlette(routes=[Route(path, run, methods=["POST"])])
+    return HostCheck(Door(path, endpoint, rest), allowed_hosts)
 
 
 async def _events(

@@ -19,6 +19,7 @@ from praxo_actors.observer._guard import host_allowed
 __all__ = [
     "MAX_BODY",
     "CancelOnDisconnect",
+    "Door",
     "EventStream",
     "HostCheck",
     "Refused",
@@ -83,6 +84,31 @@ class HostCheck:
                 if len(self._accepted) < _ACCEPTED_KEPT:
                     self._accepted.add(seen)
         await self._app(scope, receive, send)
+
+
+class Door:
+    """ASGI: send a ``POST`` to ``path`` (under the prefix the app is mounted at) straight to
+    ``post``; anything else (other routes, the lifespan, 404s and 405s) to ``rest``.
+
+    A protocol's one hot route so skips the router and middleware of a Starlette app.
+    """
+
+    def __init__(self, path: str, post: ASGIApp, rest: ASGIApp) -> None:
+        self._paths = {path, path.rstrip("/") or "/", path.rstrip("/")}
+        self._post = post
+        self._rest = rest
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Route the request."""
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path: str = scope["path"]
+            root: str = scope.get("root_path", "")
+            if root and path.startswith(root):
+                path = path[len(root) :]
+            if path in self._paths:
+                await self._post(scope, receive, send)
+                return
+        await self._rest(scope, receive, send)
 
 
 async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
