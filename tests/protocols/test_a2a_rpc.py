@@ -31,6 +31,7 @@ from praxo_actors.protocols._http import MAX_BODY
 from praxo_actors.runtime import Runtime
 
 RELEASE = threading.Event()
+ENTERED = threading.Event()
 
 
 def chat(request: Request) -> Response:
@@ -45,6 +46,7 @@ def chat(request: Request) -> Response:
 
 async def hold(_arguments: dict[str, Any]) -> str:
     """Wait until the test lets go (or is cancelled)."""
+    ENTERED.set()
     await asyncio.wait_for(
         asyncio.get_running_loop().run_in_executor(None, RELEASE.wait, TIMEOUT), TIMEOUT
     )
@@ -61,6 +63,7 @@ class Served:
 def served() -> Iterator[Served]:
     before = set(threading.enumerate())
     RELEASE.clear()
+    ENTERED.clear()
     runtime = Runtime.start(idle_timeout=None, timeout=TIMEOUT)
     try:
         hold_tool = Tool("hold", "Hold on", {"type": "object"}, hold)
@@ -178,5 +181,31 @@ def test_subscribe_follows_a_running_task_to_its_end(served: Served) -> None:
             states = [i.status_update.status.state for i in rest if i.HasField("status_update")]
             assert states == [TaskState.TASK_STATE_CANCELED]
             await stream.aclose()
+
+    asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+
+
+def test_return_immediately_answers_before_the_run_ends(served: Served) -> None:
+    """``returnImmediately`` answers with the task in flight; cancelling it cancels the run."""
+
+    async def go() -> None:
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            config = ClientConfig(streaming=False, httpx_client=http)
+            client = await create_client(served.url, client_config=config)
+            request = SendMessageRequest(message=user("wait", context="now-1"))
+            request.configuration.return_immediately = True
+            [item] = [i async for i in client.send_message(request)]
+            assert item.task.status.state in (
+                TaskState.TASK_STATE_SUBMITTED,
+                TaskState.TASK_STATE_WORKING,
+            )
+            loop = asyncio.get_running_loop()
+            assert await loop.run_in_executor(None, ENTERED.wait, TIMEOUT)  # the run is on
+            canceled = await client.cancel_task(CancelTaskRequest(id=item.task.id))
+            assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+            run_id = canceled.metadata["praxo.run_id"]
+        with pytest.raises(Exception) as caught:
+            await served.runtime.session("now-1").aresult(run_id, timeout=TIMEOUT)
+        assert getattr(caught.value, "code", None) == "AGENT_CANCELLED"
 
     asyncio.run(asyncio.wait_for(go(), TIMEOUT))
