@@ -24,6 +24,7 @@ __all__ = [
     "HostCheck",
     "Refused",
     "error_body",
+    "read_body",
     "read_json",
 ]
 
@@ -109,6 +110,28 @@ class Door:
                 await self._post(scope, receive, send)
                 return
         await self._rest(scope, receive, send)
+
+
+async def read_body(receive: Any, limit: int = MAX_BODY) -> bytes:
+    """Return the request's body, read from ASGI ``receive`` (what came, if the client left).
+
+    Raises:
+        Refused: 413 ``PROTOCOL_TOO_LARGE`` beyond ``limit`` bytes.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refused(413, "PROTOCOL_TOO_LARGE", f"the body is over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
