@@ -136,10 +136,13 @@ class Endpoint:
         if isinstance(answer, dict):
             await _reply(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": answer})
             return
-        frames = _frames(answer, request_id)
-        await EventStream(frames, media_type="text/event-stream", headers=_SSE_HEADERS)(
-            scope, receive, send
-        )
+        frames = _frames(answer.events(), request_id)
+        try:
+            await EventStream(frames, media_type="text/event-stream", headers=_SSE_HEADERS)(
+                scope, receive, send
+            )
+        finally:
+            answer.close()  # also when the stream never started
 
     async def _dispatch(self, doc: dict[str, Any], scope: Any) -> Any:
         method = doc.get("method")
@@ -170,7 +173,7 @@ class Endpoint:
                 return task.doc()
             if task.state in ENDED:
                 raise _unsupported(f"Task {task.id} is in state {task.state}")
-            return _events(task, first=True)
+            return _Follow(task, first=True)
         if method in _UNSUPPORTED:
             raise _unsupported(f"Method {method} is not supported.")
         raise RpcError(
@@ -193,13 +196,13 @@ class Endpoint:
             if task.state != INPUT_REQUIRED:
                 raise _unsupported(f"Task {task.id} is running: it takes no message now")
             asked = task.add_message(_message_doc(message, task.id, task.context_id))
-            events = _events(task, first=False) if streaming else None
+            events = _Follow(task, first=False) if streaming else None
             self._runner.resume(task, _answer(message), asked)
         else:
             task_id, context_id = str(uuid.uuid4()), message.context_id or str(uuid.uuid4())
             task = A2ATask(task_id, context_id, _message_doc(message, task_id, context_id))
             self._tasks.add(task)
-            events = _events(task, first=True) if streaming else None
+            events = _Follow(task, first=True) if streaming else None
             self._runner.start(task, _text(message))
         if events is not None:
             return events
@@ -209,27 +212,34 @@ class Endpoint:
         return {"task": task.doc(config.history_length)}
 
 
-def _events(task: A2ATask, first: bool) -> AsyncGenerator[dict[str, Any], None]:
-    """Listen to ``task`` now; return its events (the task first, if ``first``) until its run
-    stops (terminal, or waiting for input)."""
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    task.listeners.append(queue)
-    start = {"task": task.doc()} if first else None
+class _Follow:
+    """A task's events from now (the task first, if ``first``) until its run stops (ended,
+    or waiting for input)."""
 
-    async def events() -> AsyncGenerator[dict[str, Any], None]:
+    def __init__(self, task: A2ATask, first: bool) -> None:
+        self._task = task
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        task.listeners.append(self._queue)  # now: nothing published from here on is missed
+        self._start = {"task": task.doc()} if first else None
+
+    def close(self) -> None:
+        """Stop listening (idempotent)."""
+        if self._queue in self._task.listeners:
+            self._task.listeners.remove(self._queue)
+
+    async def events(self) -> AsyncGenerator[dict[str, Any], None]:
+        """Yield the events."""
         try:
-            if start is not None:
-                yield start
+            if self._start is not None:
+                yield self._start
             while True:
-                event = await queue.get()
+                event = await self._queue.get()
                 yield event
                 update = event.get("statusUpdate")
                 if update is not None and update["status"]["state"] in ENDED:
                     return
         finally:
-            task.listeners.remove(queue)
-
-    return events()
+            self.close()
 
 
 async def _frames(
