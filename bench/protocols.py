@@ -243,7 +243,11 @@ class MCP:
         if answer.status != 200:
             raise SystemExit(f"mcp initialize: {answer.status} {bytes(answer.body)!r}")
         session = answer.headers[b"mcp-session-id"]
-        version = json.loads(bytes(answer.body).split(b"data: ", 1)[1].split(b"\r\n")[0])
+        body = bytes(answer.body)
+        if body.startswith(b"{"):  # a JSON answer
+            version = json.loads(body)
+        else:  # server-sent events
+            version = json.loads(body.split(b"data: ", 1)[1].split(b"\r\n")[0])
         self.headers = (
             accept,
             (b"mcp-session-id", session),

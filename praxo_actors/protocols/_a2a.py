@@ -57,8 +57,12 @@ def a2a_app(
     ``output``. The agent card (at ``/.well-known/agent-card.json``) lists the agent's tools
     as skills (an agent without tools: one skill, the conversation), unless ``card`` is given.
 
-    A request for another ``Host`` than the app is served on is 421 ``PROTOCOL_HOST_REFUSED``;
-    malformed JSON-RPC is answered with the SDK's JSON-RPC error (never a 500).
+    The app answers the protocol's JSON-RPC itself, as the a2a-sdk's clients expect it (protocol
+    1.0; ``SubscribeToTask`` too; listing tasks and push notifications are not served). A
+    request for another ``Host`` than the app is served on is 421 ``PROTOCOL_HOST_REFUSED``;
+    malformed JSON-RPC is a JSON-RPC error with the SDK's code and a 4xx (400
+    ``PROTOCOL_BAD_JSON`` or ``PROTOCOL_INVALID_INPUT``, 413 ``PROTOCOL_TOO_LARGE``: the code
+    in the error's ``data[0].metadata["praxo.code"]``), never a 500.
 
     Args:
         runtime: The runtime whose agent to serve.

@@ -24,7 +24,15 @@ from praxo_actors.agent import Interrupt, Tool, tool_context
 from praxo_actors.models import Event
 from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
 from praxo_actors.protocols._agents import with_tools
-from praxo_actors.protocols._http import EventStream, HostCheck, Refused, error_body, read_json
+from praxo_actors.protocols._http import (
+    Door,
+    EventStream,
+    HostCheck,
+    Refused,
+    Scope,
+    error_body,
+    read_body,
+)
 from praxo_actors.protocols._runs import resumed
 
 if TYPE_CHECKING:
@@ -51,14 +59,9 @@ def build(
     timeout = _WAIT
     derived: dict[str, str] = {}  # a tool set's key -> the agent that offers it
 
-    async def run(request: Request) -> Response:
+    async def run(receive: Any) -> Response:
         try:
-            doc = await read_json(request)
-            try:
-                given = RunAgentInput.model_validate(doc)
-            except pydantic.ValidationError as exc:
-                message = f"not a RunAgentInput: {exc.errors()[0]['msg']}"
-                raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
+            given = _given(await read_body(receive))
             handle = _handle(runtime, agent, given, derived)
             action = _action(given)
         except Refused as exc:
@@ -72,8 +75,34 @@ def build(
             events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
 
-    app = Starlette(routes=[Route(path, run, methods=["POST"])])
-    return HostCheck(app, allowed_hosts)
+    async def endpoint(scope: Scope, receive: Any, send: Any) -> None:
+        response = await run(receive)
+        await response(scope, receive, send)
+
+    async def post(request: Request) -> Response:
+        return await run(request.receive)
+
+    # Starlette's own route answers what is not a POST at ``path`` (405, 404).
+    rest = Starlette(routes=[Route(path, post, methods=["POST"])])
+    return HostCheck(Door(path, endpoint, rest), allowed_hosts)
+
+
+def _given(body: bytes) -> RunAgentInput:
+    """Return the request's ``RunAgentInput``, parsed and validated in one pass.
+
+    Raises:
+        Refused: 400 ``PROTOCOL_BAD_JSON`` for a body that is not JSON (nested too deep
+            included); 422 ``PROTOCOL_INVALID_INPUT`` for JSON that is not a RunAgentInput.
+    """
+    try:
+        return RunAgentInput.model_validate_json(body)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            message = f"the body is not JSON: {first['msg']}"
+            raise Refused(400, "PROTOCOL_BAD_JSON", message) from None
+        message = f"not a RunAgentInput: {first['msg']}"
+        raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
 
 
 async def _events(

@@ -16,7 +16,17 @@ from starlette.responses import JSONResponse, StreamingResponse
 from praxo_actors._errors import PraxoError
 from praxo_actors.observer._guard import host_allowed
 
-__all__ = ["MAX_BODY", "EventStream", "HostCheck", "Refused", "error_body", "read_json"]
+__all__ = [
+    "MAX_BODY",
+    "CancelOnDisconnect",
+    "Door",
+    "EventStream",
+    "HostCheck",
+    "Refused",
+    "error_body",
+    "read_body",
+    "read_json",
+]
 
 MAX_BODY = 4 * 1024 * 1024
 """The largest request body the apps read (bytes); a larger one is 413 PROTOCOL_TOO_LARGE."""
@@ -75,6 +85,53 @@ class HostCheck:
                 if len(self._accepted) < _ACCEPTED_KEPT:
                     self._accepted.add(seen)
         await self._app(scope, receive, send)
+
+
+class Door:
+    """ASGI: send a ``POST`` to ``path`` (under the prefix the app is mounted at) straight to
+    ``post``; anything else (other routes, the lifespan, 404s and 405s) to ``rest``.
+
+    A protocol's one hot route so skips the router and middleware of a Starlette app.
+    """
+
+    def __init__(self, path: str, post: ASGIApp, rest: ASGIApp) -> None:
+        self._paths = {path, path.rstrip("/") or "/", path.rstrip("/")}
+        self._post = post
+        self._rest = rest
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Route the request."""
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path: str = scope["path"]
+            root: str = scope.get("root_path", "")
+            if root and path.startswith(root):
+                path = path[len(root) :]
+            if path in self._paths:
+                await self._post(scope, receive, send)
+                return
+        await self._rest(scope, receive, send)
+
+
+async def read_body(receive: Any, limit: int = MAX_BODY) -> bytes:
+    """Return the request's body, read from ASGI ``receive`` (what came, if the client left).
+
+    Raises:
+        Refused: 413 ``PROTOCOL_TOO_LARGE`` beyond ``limit`` bytes.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refused(413, "PROTOCOL_TOO_LARGE", f"the body is over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
@@ -140,6 +197,67 @@ class EventStream(StreamingResponse):
             watcher.cancel()
         if self.background is not None:
             await self.background()
+
+
+class CancelOnDisconnect:
+    """ASGI middleware: a client that leaves before its answer is whole cancels the request.
+
+    For an app that answers a ``POST`` in the request's own task (a JSON response) and does
+    not watch for the client's disconnect itself: once the app has read the body, one plain
+    task watches, and cancels the request's task if the client leaves before the last byte
+    of the answer is sent (the app's own later reads hear of the disconnect as it comes).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Pass the request on; cancel it quietly if the client leaves first."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not on asyncio
+            task = None
+        if task is None or scope["type"] != "http" or scope.get("method") != "POST":
+            await self._app(scope, receive, send)
+            return
+        watcher: asyncio.Task[None] | None = None
+        gone = False
+        answered = False
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not answered:  # never after the answer: the cancel would hit its caller
+                gone = True
+                task.cancel()
+
+        async def read() -> Any:
+            nonlocal watcher
+            if watcher is not None:  # the body is read: only the disconnect is left
+                await asyncio.shield(watcher)
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                watcher = asyncio.get_running_loop().create_task(watch())
+            return message
+
+        async def respond(message: Any) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True
+            await send(message)
+
+        try:
+            await self._app(scope, read, respond)
+        except asyncio.CancelledError:
+            # Only the watcher's own cancellation ends the request quietly.
+            if not gone or task.uncancel() > 0:
+                raise
+        finally:
+            answered = True
+            if watcher is not None:
+                watcher.cancel()
 
 
 def _version(spec: str) -> tuple[int, ...]:

@@ -36,7 +36,9 @@ def mcp_server(
     Serve it over stdio with ``server.run()`` (nothing but the protocol is written to
     stdout) or over streamable HTTP with ``server.streamable_http_app()`` (an ASGI app at
     ``/mcp``, served with :func:`praxo_actors.serving.serve`; mounted in another app, run
-    ``server.session_manager.run()`` in that app's lifespan). The HTTP app answers only the
+    ``server.session_manager.run()`` in that app's lifespan). Over HTTP a call is answered
+    with JSON (``json_response=False``: the SDK's event stream); a client that leaves before
+    its answer cancels the call. The HTTP app answers only the
     ``Host`` it is served on (421 ``PROTOCOL_HOST_REFUSED``), as the observer does.
 
     Args:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
 from praxo_actors._errors import PraxoError
-from praxo_actors.protocols._http import HostCheck
+from praxo_actors.protocols._http import CancelOnDisconnect, HostCheck
 from praxo_actors.protocols._registered import agent_tools, registered_agents
 
 if TYPE_CHECKING:
@@ -49,12 +49,17 @@ class _Server(MCPServer[Any]):
     def streamable_http_app(self, **options: Any) -> Starlette:
         """Return the SDK's streamable HTTP app (at ``/mcp``), behind the ``Host`` check.
 
+        A call is answered with JSON (``json_response=True``, unless given): a fraction of
+        what a server-sent events response per call costs. A client that leaves before its
+        answer (how an MCP client cancels a call over HTTP) cancels the call, and its run.
         With ``allowed_hosts``, the SDK's own check (of ``Host`` and ``Origin``) allows the
         same hosts, unless ``transport_security`` is given.
         """
         if self._allowed_hosts is not None and "transport_security" not in options:
             options["transport_security"] = _security(self._allowed_hosts)
+        options.setdefault("json_response", True)
         app = super().streamable_http_app(**options)
+        app.add_middleware(CancelOnDisconnect)
         app.add_middleware(HostCheck, allowed_hosts=self._allowed_hosts)
         return app
 
