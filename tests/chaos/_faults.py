@@ -58,7 +58,9 @@ def _size(inbox: Any) -> object:
     return size() if size is not None else len(getattr(inbox, "_queue", ()) or ())
 
 
-def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float = 30.0) -> str:
+def host_state(
+    cluster: Any, host: str, session_ids: list[str], run_ids: list[str], timeout: float = 30.0
+) -> str:
     """Describe, for a failure report, what ``host`` holds of ``session_ids``: its kernel's
     entries and pending runs, and its calls still running (their stacks)."""
     import ray
@@ -111,6 +113,13 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
             lines = [f"the kernel did not answer: {exc!r}"]
         import gc
 
+        for run_id in run_ids:
+            try:
+                found = repr(actor.runtime.result(run_id, timeout=0))[:100]
+            except Exception as exc:
+                found = f"{getattr(exc, 'code', type(exc).__name__)}"
+            lines.append(f"result of {run_id}: {found}")
+
         for actor in [o for o in gc.get_objects() if type(o).__name__ == "StoreActor"]:
             lines.append(
                 f"store actor: flushes {actor.flushes}, saves {actor.saves}, gathered "
@@ -132,6 +141,8 @@ def host_state(cluster: Any, host: str, session_ids: list[str], timeout: float =
                         found = found or frame
                     coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
                 if found is None:
+                    if len(lines) < 200:
+                        lines.append(f"other task: {' > '.join(chain)}")
                     continue
                 sid = found.f_locals.get("session_id")
                 lines.append(f"task {sid} {found.f_locals.get('input')}: {' > '.join(chain)}")

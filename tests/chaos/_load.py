@@ -54,7 +54,9 @@ class Load:
     def _submit(self, session_id: str, number: int) -> tuple[Run, Any]:
         run = self.history.submitted(session_id, f"{session_id}/{number}")
         try:
-            return run, self.cluster.session(session_id, self.sessions[session_id]).run(run.input)
+            future = self.cluster.session(session_id, self.sessions[session_id]).run(run.input)
+            run.where = f"{getattr(future, 'run_id', '?')} sent to {getattr(future, 'host', '?')}"
+            return run, future
         except Exception as exc:  # recorded: the checker says whether it carries a code
             self._settle(run, None, exc)
             return run, None
@@ -216,8 +218,15 @@ def time_to_serve(load: Load, ended: float, bound: float, timeout: float) -> flo
 
         unserved = load.unserved(ended)
         ids = [line.partition(":")[0] for line in unserved]
+        runs = [
+            run.where.split()[0]
+            for sid in ids
+            for run in load.history.sessions.get(sid, [])[-3:]
+            if run.settled_at is None and run.where.startswith("run_")
+        ]
         hosts = [
-            f"-- {host}:\n{host_state(load.cluster, host, ids)}" for host in load.cluster._hosts
+            f"-- {host}:\n{host_state(load.cluster, host, ids, runs)}"
+            for host in load.cluster._hosts
         ]
         raise AssertionError(
             f"a busy session was not served within {bound} s:\n" + "\n".join(unserved + hosts)
