@@ -141,6 +141,37 @@ class _SlowRestoreStore(InMemoryStore):
         return super().get(namespace, key)
 
 
+class _FailingRestoreStore(_SlowRestoreStore):
+    """A store whose reads fail once ``gate`` is set (a database gone while restoring)."""
+
+    def get(self, namespace: Any, key: str) -> Any:
+        self.gate.wait(TIMEOUT)
+        raise OSError("the database is gone")
+
+    def get_many(self, namespace: Any, keys: Any) -> Any:
+        self.gate.wait(TIMEOUT)
+        raise OSError("the database is gone")
+
+
+def test_a_wait_for_a_session_whose_activation_failed_ends_at_once(runtime: Start) -> None:
+    """A caller waiting for a session to be live (``passivate``) hears that it is not when its
+    activation fails, instead of waiting out its timeout."""
+    store = _FailingRestoreStore()
+    rt = runtime(agents={"default": echo_agent}, store=store)
+    handle = rt.session("s")
+    run = handle.run("one")
+    outcome: list[object] = []
+    waiter = threading.Thread(target=lambda: outcome.append(handle.passivate(timeout=TIMEOUT)))
+    waiter.start()
+    kernel = rt._kernel
+    wait_until(lambda: kernel.call(lambda: len(kernel.table.waiters), timeout=TIMEOUT) == 1)
+    store.gate.set()
+    assert error_code(run) == "STORE_FAILED"
+    waiter.join(TIMEOUT)
+    assert not waiter.is_alive()
+    assert outcome == [False]  # not RUNTIME_TIMEOUT: the session is not live, nothing to stop
+
+
 def test_run_returns_while_the_session_is_still_activating(runtime: Start) -> None:
     """``run()`` never waits on activation; runs routed meanwhile are sent in order after it."""
     store = _SlowRestoreStore()

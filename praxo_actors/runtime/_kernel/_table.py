@@ -117,8 +117,8 @@ class SessionTable:
         if self.live.get(session_id) is not entry:
             return False
         del self.live[session_id]
-        # Gone with its entry, as they were when they were the entry's own.
-        self.waiters.pop(entry, None)
+        # Whoever waits for it to be live learns that it is not (it will not be, as this one).
+        self.wake(entry, None)
         return True
 
     def when_ready(self, session_id: str, ready: Ready) -> None:
