@@ -8,7 +8,6 @@ the session is found, the run's outcome is what its handle's ``result`` gives.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -18,8 +17,8 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._handle import SessionHandle
-from praxo_actors.runtime._front._on_loop import acall
 from praxo_actors.runtime._front._results import check_result_args, run_result
+from praxo_actors.runtime._front._submit import await_result
 from praxo_actors.runtime._protocol import FindRun, RunFound, decode, encode
 
 if TYPE_CHECKING:
@@ -58,15 +57,6 @@ async def aresult_by_id(
     runtime: Runtime, kernel: Kernel, run_id: str, timeout: float | None
 ) -> RunResult:
     """See :meth:`Runtime.aresult`."""
-    check_result_args(run_id, timeout)
-    # A pending run is awaited on the caller's loop; the store look-ups go to a worker thread.
-    pending = await acall(kernel.host, kernel.known, run_id, timeout=kernel.timeout)
-    if pending is None:
-        return await asyncio.to_thread(result_by_id, runtime, kernel, run_id, timeout)
-    try:
-        async with asyncio.timeout(timeout):
-            return await pending  # cancelling this wait leaves the run going
-    except TimeoutError:
-        raise PraxoError(
-            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
-        ) from None
+    return await await_result(
+        kernel, run_id, timeout, lambda: result_by_id(runtime, kernel, run_id, timeout)
+    )

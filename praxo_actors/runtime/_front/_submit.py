@@ -80,12 +80,21 @@ async def aresult(
     handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float | None
 ) -> RunResult:
     """See :meth:`SessionHandle.aresult`."""
+    return await await_result(
+        kernel, run_id, timeout, lambda: run_result(handle, kernel, run_id, timeout)
+    )
+
+
+async def await_result(
+    kernel: Kernel, run_id: str, timeout: float | None, look_up: Callable[[], RunResult]
+) -> RunResult:
+    """Await a run pending in this process, else ``look_up()`` its outcome in the store."""
     check_result_args(run_id, timeout)
     # A pending run (the common case: a run just submitted) is awaited on the caller's loop;
     # only the store look-ups, which block, go to a worker thread.
     pending = await acall(kernel.host, kernel.known, run_id, timeout=kernel.timeout)
     if pending is None:
-        return await asyncio.to_thread(run_result, handle, kernel, run_id, timeout)
+        return await asyncio.to_thread(look_up)
     try:
         async with asyncio.timeout(timeout):
             return await pending  # cancelling this wait leaves the run going
