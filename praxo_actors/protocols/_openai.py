@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors.protocols._extra import check_runtime, require
 
 if TYPE_CHECKING:
+    from praxo_actors.cluster import ClusterRuntime
     from praxo_actors.runtime import Runtime
 
 __all__ = ["openai_app"]
 
 
-def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) -> Any:
+def openai_app(
+    runtime: Runtime | ClusterRuntime, *, allowed_hosts: Iterable[str] | None = None
+) -> Any:
     """Return an ASGI app serving ``runtime``'s agents as an OpenAI-compatible API.
 
     ``GET /v1/models`` lists the registered agents; ``POST /v1/chat/completions`` runs the
@@ -39,11 +42,12 @@ def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) 
             address served on, and the loopback names for a loopback address).
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``.
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is neither a
+            ``Runtime`` nor a ``ClusterRuntime``.
         ModuleNotFoundError: Starlette is not installed (the ``protocols`` extra).
     """
     require("starlette")
     check_runtime(runtime)
     from praxo_actors.protocols._openai_app import build
 
-    return build(runtime, allowed_hosts)
+    return build(cast("Runtime", runtime), allowed_hosts)
