@@ -45,7 +45,9 @@ def a2a_app(
     with the task when its run ends (or at once, asked to return immediately);
     ``SendStreamingMessage`` streams the task's status updates. A task is one run: its
     metadata's ``praxo.run_id`` is the run's id, and ``GetTask`` and ``CancelTask`` take
-    the run's id as well as the task's. Cancelling the task cancels the run. An approval or
+    the run's id as well as the task's. Cancelling the task cancels the run (over a
+    ``ClusterRuntime``, a run in flight cannot be: ``CancelTask`` answers ``TaskNotCancelable``
+    with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or
     a tool's ``Interrupt`` leaves the task ``input-required`` (the status message carries
     the interrupt's payload as a data part); the next message of the task answers it (its
     data part, or its text read as JSON when it is JSON, else the text) and the run goes on;

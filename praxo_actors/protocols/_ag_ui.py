@@ -38,7 +38,7 @@ def ag_ui_app(
     413 ``PROTOCOL_TOO_LARGE``; not a ``RunAgentInput`` (or nothing to run) 422
     ``PROTOCOL_INVALID_INPUT``; an unknown agent 404 ``RUNTIME_UNKNOWN_AGENT``; more than 64
     distinct sets of tools 429 ``PROTOCOL_TOO_MANY_TOOL_SETS``. A client that closes the
-    stream cancels its run.
+    stream cancels its run (over a ``ClusterRuntime`` the run goes on).
 
     Args:
         runtime: The runtime whose agent to serve.

@@ -30,7 +30,7 @@ def mcp_server(
     ``{"output", "session_id", "run_id", "status", "structured", "interrupt"}`` (its output
     schema is listed with the tool; the text content is the same, as JSON). A run that fails
     is a tool error whose text ends with ``CODE: message``; a call the client cancels cancels
-    the run.
+    the run (over a ``ClusterRuntime`` the run goes on).
     A run that stops for an approval or an ``Interrupt`` answers with ``status``
     ``"interrupted"`` and the ``interrupt``'s payload (answer it through the runtime).
 

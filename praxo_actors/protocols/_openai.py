@@ -34,7 +34,9 @@ def openai_app(
     Refusals: 421 ``PROTOCOL_HOST_REFUSED`` for a foreign ``Host``; 400 ``PROTOCOL_BAD_JSON``,
     413 ``PROTOCOL_TOO_LARGE``, 400 ``PROTOCOL_INVALID_INPUT`` (with the ``param``); 404
     ``RUNTIME_UNKNOWN_AGENT``; 409 ``SESSION_BUSY``, ``SESSION_INTERRUPTED`` and
-    ``PROTOCOL_RUN_INTERRUPTED`` (the run waits for a person); 429 ``SESSION_OVERLOADED``.
+    ``PROTOCOL_RUN_INTERRUPTED`` (the run waits for a person); 429 ``SESSION_OVERLOADED``; over
+    a ``ClusterRuntime``, 400 ``PROTOCOL_NOT_ON_CLUSTER`` for earlier messages without a
+    session (the hosts cannot see them: name a session).
 
     Args:
         runtime: The runtime whose agents to serve.

@@ -151,6 +151,14 @@ def test_each_protocol_app_serves_a_cluster(cluster: ClusterRuntime, tmp_path: P
         assert said == "echo: hi"
         assert events[-1]["type"] == "RUN_FINISHED"
 
+        # The client's own tools: an agent derived on every host offers them beside its own.
+        lookup = {"name": "lookup", "description": "Look up", "parameters": {"type": "object"}}
+        body = {**body, "runId": "r1b", "tools": [lookup]}
+        events = ag_ui_post(ag_ui, body, tmp_path)
+        said = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert said == "echo: hi" and events[-1]["type"] == "RUN_FINISHED"
+        assert any("~" in name for name in cluster.agents())
+
         # AG-UI: an approval interrupts the run; a resume entry goes on with it, on its host.
         ask = {"id": "m1", "role": "user", "content": "mail ada"}
         events = ag_ui_post(careful, {"threadId": "t2", "runId": "r2", "messages": [ask]}, tmp_path)
@@ -251,3 +259,49 @@ def test_the_apps_refuse_what_is_no_runtime() -> None:
         with pytest.raises(PraxoError) as info:
             build(object())  # type: ignore[operator]
         assert info.value.code == "RUNTIME_INVALID_INPUT"
+
+
+class _Resumed:
+    """A resume's future: the interrupted run's id, settled when the test says."""
+
+    def __init__(self) -> None:
+        self.run_id = "r1"
+        self.done = asyncio.get_running_loop().create_future()
+
+    def __await__(self) -> Any:
+        return self.done.__await__()
+
+
+def test_a_resumed_stream_starts_at_run_resumed_and_keeps_order() -> None:
+    """The interrupted run's own events (same id, lower or equal ``seq``) are not the resumed
+    run's; events ahead of ``run.resumed`` wait for it."""
+    from types import SimpleNamespace
+
+    from praxo_actors.cluster import ClusterRunStream
+    from praxo_actors.models import Event
+
+    async def go() -> list[tuple[str, int]]:
+        subscribed: list[Any] = []
+        events = SimpleNamespace(subscribe=lambda cb, *_a: subscribed.append(cb) or (lambda: None))
+        session = SimpleNamespace(id="s", cluster=SimpleNamespace(events=events))
+        future = _Resumed()
+        stream = ClusterRunStream(session, "", None, 100, resume=lambda: future)  # type: ignore[arg-type]
+
+        def event(kind: str, seq: int) -> Event:
+            return Event(type=kind, run_id="r1", session_id="s", seq=seq, time_ns=0)
+
+        for made in [
+            event("run.started", 0),  # the interrupted run's, told again
+            event("run.interrupted", 3),
+            event("tool.completed", 4),  # the resumed run's, ahead of its first
+            event("run.resumed", 3),
+            event("run.completed", 5),
+        ]:
+            stream._put(made)
+        seen = [(e.type, e.seq) async for e in stream]
+        future.done.set_result(SimpleNamespace(output="ok"))
+        assert (await stream.result()).output == "ok"
+        return seen
+
+    seen = asyncio.run(asyncio.wait_for(go(), TIMEOUT))
+    assert seen == [("run.resumed", 3), ("tool.completed", 4), ("run.completed", 5)]
