@@ -120,6 +120,7 @@ def cluster(ray_cluster: Any, cluster_store: Any) -> Iterator[ClusterRuntime]:
         cluster.register_agent("default", "cluster_agents:echo")
         cluster.register_agent("careful", "cluster_agents:approving")
         cluster.register_agent("held", "cluster_agents:held")
+        cluster.register_agent("asking", "_protocol_agents:asking")
         yield cluster
     finally:
         cluster.stop()
@@ -131,6 +132,7 @@ def test_each_protocol_app_serves_a_cluster(cluster: ClusterRuntime, tmp_path: P
     with contextlib.ExitStack() as stack:
         ag_ui = stack.enter_context(served(ag_ui_app(cluster)))
         careful = stack.enter_context(served(ag_ui_app(cluster, agent="careful")))
+        asking = stack.enter_context(served(ag_ui_app(cluster, agent="asking")))
         chat = stack.enter_context(served(openai_app(cluster)))
         a2a = stack.enter_context(served(a2a_app(cluster), lifespan="on"))
         held = stack.enter_context(served(a2a_app(cluster, agent="held"), lifespan="on"))
@@ -158,6 +160,23 @@ def test_each_protocol_app_serves_a_cluster(cluster: ClusterRuntime, tmp_path: P
         said = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
         assert said == "echo: hi" and events[-1]["type"] == "RUN_FINISHED"
         assert any("~" in name for name in cluster.agents())
+
+        # A call to a client's tool ends the run pending; the tool message resumes it on its host.
+        confirm = {"name": "confirm", "description": "Ask", "parameters": {"type": "object"}}
+        first = [{"id": "m1", "role": "user", "content": "confirm it"}]
+        body = {"threadId": "t3", "runId": "r5", "messages": first, "tools": [confirm]}
+        events = ag_ui_post(asking, body, tmp_path)
+        assert events[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["c1"]}
+        call = {"id": "c1", "type": "function", "function": {"name": "confirm", "arguments": "{}"}}
+        answered = [
+            *first,
+            {"id": "a1", "role": "assistant", "toolCalls": [call]},
+            {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "yes, go"},
+        ]
+        body = {"threadId": "t3", "runId": "r6", "messages": answered, "tools": [confirm]}
+        events = ag_ui_post(asking, body, tmp_path)
+        said = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+        assert said == ["result: yes, go"] and events[-1]["type"] == "RUN_FINISHED"
 
         # AG-UI: an approval interrupts the run; a resume entry goes on with it, on its host.
         ask = {"id": "m1", "role": "user", "content": "mail ada"}
