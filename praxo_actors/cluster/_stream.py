@@ -7,7 +7,9 @@ reply travel separately (the hub, and the Ray reply), so a run that settles firs
 to ``TAIL`` seconds for the rest of its events; a run refused at
 admission (no events at all) ends its stream at once. Cancelling the reader does not cancel
 the run (as with ``ClusterSession.arun``); past ``buffer`` unread events the newest are
-dropped and counted in ``dropped``, and the terminal event is always kept.
+dropped and counted in ``dropped``, and the terminal event is always kept. Given ``resume``
+(what the protocol apps use to follow a resumed run), the stream follows the run it resumes,
+from its ``run.resumed`` event (the interrupted run's earlier events share its id).
 """
 
 from __future__ import annotations
