@@ -7,7 +7,9 @@ reply travel separately (the hub, and the Ray reply), so a run that settles firs
 to ``TAIL`` seconds for the rest of its events; a run refused at
 admission (no events at all) ends its stream at once. Cancelling the reader does not cancel
 the run (as with ``ClusterSession.arun``); past ``buffer`` unread events the newest are
-dropped and counted in ``dropped``, and the terminal event is always kept.
+dropped and counted in ``dropped``, and the terminal event is always kept. Given ``resume``
+(what the protocol apps use to follow a resumed run), the stream follows the run it resumes,
+from its ``run.resumed`` event (the interrupted run's earlier events share its id).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.models import Event, RunResult
 
 if TYPE_CHECKING:
-    from praxo_actors.cluster._runtime import ClusterSession
+    from praxo_actors.cluster._runtime import ClusterRunFuture, ClusterSession
 
 __all__ = ["TAIL", "ClusterRunStream"]
 
@@ -35,8 +38,16 @@ class ClusterRunStream:
     """The events of one cluster run, in order; ``await stream.result()`` gives its result."""
 
     def __init__(
-        self, session: ClusterSession, input: str, deadline: float | None, buffer: int
+        self,
+        session: ClusterSession,
+        input: str,
+        deadline: float | None,
+        buffer: int,
+        *,
+        resume: Callable[[], ClusterRunFuture] | None = None,
     ) -> None:
+        """Subscribe, then send the run (``resume``: call it instead, to follow the resumed
+        run it returns the future of, from its ``run.resumed`` event)."""
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
             raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
         loop = asyncio.get_running_loop()
@@ -46,7 +57,9 @@ class ClusterRunStream:
         self._ended = asyncio.Event()
         self._finished = False
         self._held: dict[int, Event] = {}  # arrived ahead of an earlier event
-        self._next = 0  # the seq of the next event to hand over
+        self._early: list[Event] = []  # a resumed run's, before its ``run.resumed`` came
+        # The seq of the next event to hand over (a resumed run's: its ``run.resumed``'s).
+        self._next: int | None = 0 if resume is None else None
         self._last: int | None = None  # the terminal event's seq, once it came
         self.run_id: str | None = None
         this = weakref.ref(self)
@@ -59,7 +72,7 @@ class ClusterRunStream:
 
         self._unsubscribe = session.cluster.events.subscribe(forward, "*", session.id)
         try:
-            future = session.run(input, deadline)
+            future = session.run(input, deadline) if resume is None else resume()
         except BaseException:
             self._unsubscribe()
             raise
@@ -68,7 +81,21 @@ class ClusterRunStream:
 
     def _put(self, event: Event) -> None:
         # Called on this loop after __init__ returned, so the run id is known by then.
-        if self._ended.is_set() or event.run_id != self.run_id or event.seq < self._next:
+        if self._ended.is_set() or event.run_id != self.run_id:
+            return
+        if self._next is None:  # a resumed run's events start at its ``run.resumed``
+            if event.type != "run.resumed":
+                if len(self._early) < self._buffer:
+                    self._early.append(event)  # the interrupted run's, or ahead of it
+                return
+            self._next = event.seq
+            early, self._early = self._early, []
+            self._put(event)
+            for later in early:
+                if later.seq > event.seq:
+                    self._put(later)
+            return
+        if event.seq < self._next:
             return
         # The hub may receive a host's pushes out of order: events are released by ``seq``.
         if event.type in _TERMINAL:

@@ -1,5 +1,9 @@
 """The protocols clients speak: each an ASGI app (or server) over a runtime (extra ``protocols``).
 
+Each serves a :class:`~praxo_actors.runtime.Runtime` or a
+:class:`~praxo_actors.cluster.ClusterRuntime` (what a cluster cannot do is refused with
+``PROTOCOL_NOT_ON_CLUSTER``).
+
 ``ag_ui_app(runtime)`` serves an agent to AG-UI front ends, ``openai_app(runtime)`` the
 registered agents as OpenAI-compatible chat completions, ``a2a_app(runtime)`` an agent to A2A
 clients and ``mcp_server(runtime)`` the registered agents as MCP tools. Each app is a Starlette

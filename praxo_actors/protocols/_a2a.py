@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from praxo_actors._errors import PraxoError
+from praxo_actors.protocols._runtimes import check
 
 if TYPE_CHECKING:
+    from praxo_actors.cluster import ClusterRuntime
     from praxo_actors.runtime import Runtime
 
 __all__ = ["a2a_app", "require_runtime", "require_sdk"]
@@ -25,15 +26,12 @@ def require_sdk(*modules: str) -> None:
 
 
 def require_runtime(runtime: Any) -> None:
-    """Refuse anything but a :class:`~praxo_actors.runtime.Runtime` (``RUNTIME_INVALID_INPUT``)."""
-    from praxo_actors.runtime import Runtime
-
-    if not isinstance(runtime, Runtime):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime")
+    """Refuse anything but a ``Runtime`` or a ``ClusterRuntime`` (``RUNTIME_INVALID_INPUT``)."""
+    check(runtime)
 
 
 def a2a_app(
-    runtime: Runtime,
+    runtime: Runtime | ClusterRuntime,
     *,
     agent: str = "default",
     card: Any = None,
@@ -47,7 +45,9 @@ def a2a_app(
     with the task when its run ends (or at once, asked to return immediately);
     ``SendStreamingMessage`` streams the task's status updates. A task is one run: its
     metadata's ``praxo.run_id`` is the run's id, and ``GetTask`` and ``CancelTask`` take
-    the run's id as well as the task's. Cancelling the task cancels the run. An approval or
+    the run's id as well as the task's. Cancelling the task cancels the run (over a
+    ``ClusterRuntime``, a run in flight cannot be: ``CancelTask`` answers ``TaskNotCancelable``
+    with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or
     a tool's ``Interrupt`` leaves the task ``input-required`` (the status message carries
     the interrupt's payload as a data part); the next message of the task answers it (its
     data part, or its text read as JSON when it is JSON, else the text) and the run goes on;
@@ -74,7 +74,8 @@ def a2a_app(
             address served on, and the loopback names for a loopback address).
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``;
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is neither a
+            ``Runtime`` nor a ``ClusterRuntime``;
             ``RUNTIME_UNKNOWN_AGENT`` for an agent not registered.
         ModuleNotFoundError: ``a2a-sdk`` or Starlette is not installed (the ``protocols``
             extra).
@@ -83,4 +84,4 @@ def a2a_app(
     require_runtime(runtime)
     from praxo_actors.protocols._a2a_app import build
 
-    return build(runtime, agent, card, url, allowed_hosts)
+    return build(cast("Runtime", runtime), agent, card, url, allowed_hosts)

@@ -27,6 +27,7 @@ from praxo_actors.protocols._a2a_tasks import (
     Tasks,
 )
 from praxo_actors.protocols._http import MAX_BODY, EventStream
+from praxo_actors.protocols._runtimes import NOT_ON_CLUSTER
 
 __all__ = ["Endpoint"]
 
@@ -169,6 +170,9 @@ class Endpoint:
                     raise RpcError(
                         "PROTOCOL_TASK_NOT_CANCELABLE", -32002, "TASK_NOT_CANCELABLE", message
                     )
+                if task.running is not None and self._runner.on_cluster:
+                    message = "a run in flight on a cluster cannot be cancelled: it goes on"
+                    raise RpcError(NOT_ON_CLUSTER, -32002, "TASK_NOT_CANCELABLE", message)
                 self._runner.cancel(task)
                 return task.doc()
             if task.state in ENDED:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.protocols._runtimes import on_cluster, outcome
 
 if TYPE_CHECKING:
     from praxo_actors.models import RunResult
@@ -186,6 +187,8 @@ class Runner:
         self._runtime = runtime
         self._agent = agent
         self._tasks = tasks
+        self.on_cluster = on_cluster(runtime)
+        """Whether the runtime is a cluster's (a run in flight there cannot be cancelled)."""
 
     def start(self, task: A2ATask, text: str) -> None:
         """Start the task's run of ``text``."""
@@ -232,8 +235,7 @@ class Runner:
         self._tasks.ran(task, future.run_id)
         task.set_status(WORKING, metadata={"praxo.run_id": future.run_id})
         # Awaited as ``arun`` awaits its run: a cancellation cancels the run at once.
-        result: RunResult = await handle._outcome(future)
-        return result
+        return await (handle._outcome(future) if not self.on_cluster else outcome(handle, future))
 
     def _finish(self, task: A2ATask, result: RunResult) -> None:
         """Publish the task's end: its output and ``completed``, or ``input-required``."""

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors.protocols._extra import check_runtime, require
 
 if TYPE_CHECKING:
+    from praxo_actors.cluster import ClusterRuntime
     from praxo_actors.runtime import Runtime
 
 __all__ = ["ag_ui_app"]
 
 
 def ag_ui_app(
-    runtime: Runtime,
+    runtime: Runtime | ClusterRuntime,
     *,
     agent: str = "default",
     path: str = "/",
@@ -37,7 +38,7 @@ def ag_ui_app(
     413 ``PROTOCOL_TOO_LARGE``; not a ``RunAgentInput`` (or nothing to run) 422
     ``PROTOCOL_INVALID_INPUT``; an unknown agent 404 ``RUNTIME_UNKNOWN_AGENT``; more than 64
     distinct sets of tools 429 ``PROTOCOL_TOO_MANY_TOOL_SETS``. A client that closes the
-    stream cancels its run.
+    stream cancels its run (over a ``ClusterRuntime`` the run goes on).
 
     Args:
         runtime: The runtime whose agent to serve.
@@ -47,7 +48,8 @@ def ag_ui_app(
             address served on, and the loopback names for a loopback address).
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``.
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is neither a
+            ``Runtime`` nor a ``ClusterRuntime``.
         ModuleNotFoundError: ``ag-ui-protocol`` or Starlette is not installed (the
             ``protocols`` extra).
     """
@@ -55,4 +57,4 @@ def ag_ui_app(
     check_runtime(runtime)
     from praxo_actors.protocols._ag_ui_app import build
 
-    return build(runtime, agent, path, allowed_hosts)
+    return build(cast("Runtime", runtime), agent, path, allowed_hosts)

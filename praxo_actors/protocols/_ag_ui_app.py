@@ -34,6 +34,7 @@ from praxo_actors.protocols._http import (
     read_body,
 )
 from praxo_actors.protocols._runs import resumed
+from praxo_actors.protocols._runtimes import on_cluster, resumed_on_cluster
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime, SessionHandle
@@ -57,6 +58,7 @@ def build(
 ) -> HostCheck:
     """Return the AG-UI app of ``runtime``'s ``agent``, answering ``POST path``."""
     timeout = _WAIT
+    cluster = on_cluster(runtime)
     derived: dict[str, str] = {}  # a tool set's key -> the agent that offers it
 
     async def run(receive: Any) -> Response:
@@ -70,7 +72,7 @@ def build(
             status = _STATUS.get(exc.code, 400)
             return JSONResponse(error_body(exc.code, exc.message), status_code=status)
         translation = Translation(given.thread_id, given.run_id)
-        events = _events(runtime, handle, action, translation, timeout)
+        events = _events(runtime, handle, action, translation, timeout, cluster)
         return EventStream(
             events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
@@ -111,6 +113,7 @@ async def _events(
     action: tuple[str, Any],
     translation: Translation,
     timeout: float,
+    cluster: bool,
 ) -> AsyncIterator[bytes]:
     """Run (or resume) and yield the run's AG-UI events, encoded, to its last.
 
@@ -123,6 +126,8 @@ async def _events(
         if kind == "run":
             stream = handle.astream(value)
             source: AsyncIterator[Event] = stream
+        elif cluster:
+            source = resumed_on_cluster(handle, value)
         else:
             source = resumed(runtime, handle, value, timeout)
         async for event in source:

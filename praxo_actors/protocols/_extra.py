@@ -5,21 +5,18 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from praxo_actors._errors import PraxoError
+from praxo_actors.protocols._runtimes import check
 
 __all__ = ["check_runtime", "require"]
 
 
 def check_runtime(runtime: Any) -> None:
-    """Refuse anything but a :class:`~praxo_actors.runtime.Runtime`.
+    """Refuse anything but a ``Runtime`` or a ``ClusterRuntime``.
 
     Raises:
         PraxoError: ``RUNTIME_INVALID_INPUT``.
     """
-    from praxo_actors.runtime import Runtime
-
-    if not isinstance(runtime, Runtime):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime")
+    check(runtime)
 
 
 def require(*modules: str) -> None:

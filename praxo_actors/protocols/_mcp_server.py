@@ -4,18 +4,19 @@ imported, on call)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors.protocols._a2a import require_runtime, require_sdk
 
 if TYPE_CHECKING:
+    from praxo_actors.cluster import ClusterRuntime
     from praxo_actors.runtime import Runtime
 
 __all__ = ["mcp_server"]
 
 
 def mcp_server(
-    runtime: Runtime,
+    runtime: Runtime | ClusterRuntime,
     agents: Iterable[str] | None = None,
     *,
     name: str = "praxo",
@@ -29,7 +30,7 @@ def mcp_server(
     ``{"output", "session_id", "run_id", "status", "structured", "interrupt"}`` (its output
     schema is listed with the tool; the text content is the same, as JSON). A run that fails
     is a tool error whose text ends with ``CODE: message``; a call the client cancels cancels
-    the run.
+    the run (over a ``ClusterRuntime`` the run goes on).
     A run that stops for an approval or an ``Interrupt`` answers with ``status``
     ``"interrupted"`` and the ``interrupt``'s payload (answer it through the runtime).
 
@@ -49,13 +50,13 @@ def mcp_server(
             (None: the address served on, and the loopback names for a loopback address).
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime`` or
-            a name that cannot be an MCP tool's; ``RUNTIME_UNKNOWN_AGENT`` for an agent not
-            registered.
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is neither a ``Runtime``
+            nor a ``ClusterRuntime``, or a name that cannot be an MCP tool's;
+            ``RUNTIME_UNKNOWN_AGENT`` for an agent not registered.
         ModuleNotFoundError: ``mcp`` or Starlette is not installed (the ``protocols`` extra).
     """
     require_sdk("mcp", "starlette")
     require_runtime(runtime)
     from praxo_actors.protocols._mcp_server_app import build
 
-    return build(runtime, agents, name, allowed_hosts)
+    return build(cast("Runtime", runtime), agents, name, allowed_hosts)

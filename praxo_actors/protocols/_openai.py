@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from praxo_actors.protocols._extra import check_runtime, require
 
 if TYPE_CHECKING:
+    from praxo_actors.cluster import ClusterRuntime
     from praxo_actors.runtime import Runtime
 
 __all__ = ["openai_app"]
 
 
-def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) -> Any:
+def openai_app(
+    runtime: Runtime | ClusterRuntime, *, allowed_hosts: Iterable[str] | None = None
+) -> Any:
     """Return an ASGI app serving ``runtime``'s agents as an OpenAI-compatible API.
 
     ``GET /v1/models`` lists the registered agents; ``POST /v1/chat/completions`` runs the
@@ -31,7 +34,9 @@ def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) 
     Refusals: 421 ``PROTOCOL_HOST_REFUSED`` for a foreign ``Host``; 400 ``PROTOCOL_BAD_JSON``,
     413 ``PROTOCOL_TOO_LARGE``, 400 ``PROTOCOL_INVALID_INPUT`` (with the ``param``); 404
     ``RUNTIME_UNKNOWN_AGENT``; 409 ``SESSION_BUSY``, ``SESSION_INTERRUPTED`` and
-    ``PROTOCOL_RUN_INTERRUPTED`` (the run waits for a person); 429 ``SESSION_OVERLOADED``.
+    ``PROTOCOL_RUN_INTERRUPTED`` (the run waits for a person); 429 ``SESSION_OVERLOADED``; over
+    a ``ClusterRuntime``, 400 ``PROTOCOL_NOT_ON_CLUSTER`` for earlier messages without a
+    session (the hosts cannot see them: name a session).
 
     Args:
         runtime: The runtime whose agents to serve.
@@ -39,11 +44,12 @@ def openai_app(runtime: Runtime, *, allowed_hosts: Iterable[str] | None = None) 
             address served on, and the loopback names for a loopback address).
 
     Raises:
-        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is not a ``Runtime``.
+        PraxoError: ``RUNTIME_INVALID_INPUT`` for a ``runtime`` that is neither a
+            ``Runtime`` nor a ``ClusterRuntime``.
         ModuleNotFoundError: Starlette is not installed (the ``protocols`` extra).
     """
     require("starlette")
     check_runtime(runtime)
     from praxo_actors.protocols._openai_app import build
 
-    return build(runtime, allowed_hosts)
+    return build(cast("Runtime", runtime), allowed_hosts)

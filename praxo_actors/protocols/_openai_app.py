@@ -22,6 +22,7 @@ from praxo_actors.agent import AgentOptions, new_run_id
 from praxo_actors.models import Message, RunResult, ToolCall
 from praxo_actors.protocols._agents import agent_names, derive
 from praxo_actors.protocols._http import EventStream, HostCheck, Refused, read_json
+from praxo_actors.protocols._runtimes import NOT_ON_CLUSTER, on_cluster
 from praxo_actors.protocols._seeded import seeded
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def build(runtime: Runtime, allowed_hosts: Iterable[str] | None) -> HostCheck:
     """Return the OpenAI-compatible app over ``runtime``'s agents."""
     seeds: dict[str, list[Message]] = {}
     key = f"openai-seeded:{id(seeds)}"
+    cluster = on_cluster(runtime)
 
     def seeding(options: AgentOptions) -> AgentOptions:
         return dataclasses.replace(options, model=seeded(options.model, seeds))
@@ -73,6 +75,8 @@ def build(runtime: Runtime, allowed_hosts: Iterable[str] | None) -> HostCheck:
     async def completions(request: Request) -> Response:
         try:
             chat = _chat(await read_json(request), request.headers.get(SESSION_HEADER))
+            if chat.session is None and chat.earlier and cluster:
+                raise _on_cluster()
             if chat.session is None:
                 session = f"openai-{new_run_id()}"
                 name = derive(runtime, chat.agent, key, seeding) if chat.earlier else chat.agent
@@ -182,6 +186,17 @@ def _call(doc: Any, where: str) -> ToolCall:
 def _invalid(message: str, param: str | None) -> Refused:
     refused = Refused(400, "PROTOCOL_INVALID_INPUT", message)
     refused.param = param  # type: ignore[attr-defined]
+    return refused
+
+
+def _on_cluster() -> Refused:
+    refused = Refused(
+        400,
+        NOT_ON_CLUSTER,
+        "on a cluster, earlier messages need a session: name one (X-Praxo-Session or user)"
+        " and send only the new message",
+    )
+    refused.param = "messages"  # type: ignore[attr-defined]
     return refused
 
 

@@ -1,0 +1,84 @@
+"""The two runtimes a protocol app serves: a ``Runtime``, or a ``ClusterRuntime``.
+
+Both give a session handle with ``run``, ``arun``, ``aresume`` and ``astream`` and list their
+agents with ``agents()``; this module is the one place that tells them apart, for what a
+cluster does otherwise. A run on a cluster goes on when the task awaiting it is cancelled (its
+host runs it; nothing in this process can stop it at once), so an app that would cancel a
+run in flight refuses instead with ``PROTOCOL_NOT_ON_CLUSTER``; and a resumed run's events
+come from whichever host runs it, through the cluster's own stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from praxo_actors._errors import PraxoError
+from praxo_actors.models import Event, RunResult
+
+if TYPE_CHECKING:
+    from praxo_actors.runtime import SessionHandle
+
+__all__ = ["NOT_ON_CLUSTER", "check", "on_cluster", "outcome", "resumed_on_cluster"]
+
+NOT_ON_CLUSTER = "PROTOCOL_NOT_ON_CLUSTER"
+"""The code of a request a protocol app over a ``ClusterRuntime`` cannot serve."""
+
+
+def on_cluster(runtime: Any) -> bool:
+    """Whether ``runtime`` is a ``ClusterRuntime`` (anything else :func:`check` lets in is a
+    ``Runtime``)."""
+    from praxo_actors.runtime import Runtime
+
+    return not isinstance(runtime, Runtime)
+
+
+def check(runtime: Any) -> None:
+    """Refuse anything but a ``Runtime`` or a ``ClusterRuntime``.
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT``.
+    """
+    from praxo_actors.runtime import Runtime
+
+    if isinstance(runtime, Runtime):
+        return
+    from praxo_actors.cluster._runtime import ClusterRuntime  # Ray is imported only to start
+
+    if not isinstance(runtime, ClusterRuntime):
+        raise PraxoError(
+            "RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime or a ClusterRuntime"
+        )
+
+
+async def outcome(handle: SessionHandle, future: Any) -> RunResult:
+    """Await a run's ``future``: on a ``Runtime``, cancelling the awaiting task cancels the
+    run at once; on a cluster the run goes on (its host runs it)."""
+    own = getattr(handle, "_outcome", None)
+    if own is not None:
+        result: RunResult = await own(future)
+        return result
+    settled: RunResult = await future
+    return settled
+
+
+async def resumed_on_cluster(handle: Any, value: Any) -> AsyncIterator[Event]:
+    """Resume a cluster session's interrupted run with ``value``; yield its events to the
+    terminal one (the stream reads them from whichever host runs it).
+
+    Raises:
+        PraxoError: The resume's error when the run did not go on (say
+            ``SESSION_NOT_INTERRUPTED``).
+    """
+    from praxo_actors.cluster._stream import ClusterRunStream
+
+    stream = ClusterRunStream(handle, "", None, 1000, resume=lambda: handle.resume(value))
+    try:
+        seen = False
+        async for event in stream:
+            seen = True
+            yield event
+        if not seen:
+            await stream.result()  # the resume's own error
+    finally:
+        await stream.aclose()
