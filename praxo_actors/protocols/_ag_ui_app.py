@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import pydantic
-from ag_ui.core import RunAgentInput
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +21,8 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Interrupt, Tool, tool_context
 from praxo_actors.models import Event
 from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
+from praxo_actors.protocols._ag_ui_input import Given
+from praxo_actors.protocols._ag_ui_input import given as read_given
 from praxo_actors.protocols._agents import with_tools
 from praxo_actors.protocols._http import (
     Door,
@@ -61,7 +61,7 @@ def build(
 
     async def run(receive: Any) -> Response:
         try:
-            given = _given(await read_body(receive))
+            given = read_given(await read_body(receive))
             handle = _handle(runtime, agent, given, derived)
             action = _action(given)
         except Refused as exc:
@@ -85,24 +85,6 @@ def build(
     # Starlette's own route answers what is not a POST at ``path`` (405, 404).
     rest = Starlette(routes=[Route(path, post, methods=["POST"])])
     return HostCheck(Door(path, endpoint, rest), allowed_hosts)
-
-
-def _given(body: bytes) -> RunAgentInput:
-    """Return the request's ``RunAgentInput``, parsed and validated in one pass.
-
-    Raises:
-        Refused: 400 ``PROTOCOL_BAD_JSON`` for a body that is not JSON (nested too deep
-            included); 422 ``PROTOCOL_INVALID_INPUT`` for JSON that is not a RunAgentInput.
-    """
-    try:
-        return RunAgentInput.model_validate_json(body)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "json_invalid":
-            message = f"the body is not JSON: {first['msg']}"
-            raise Refused(400, "PROTOCOL_BAD_JSON", message) from None
-        message = f"not a RunAgentInput: {first['msg']}"
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
 
 
 async def _events(
@@ -159,9 +141,7 @@ def _completed(run_id: str, session_id: str) -> Event:
     return Event(type="run.completed", run_id=run_id, session_id=session_id, seq=0, time_ns=0)
 
 
-def _handle(
-    runtime: Runtime, agent: str, given: RunAgentInput, derived: dict[str, str]
-) -> SessionHandle:
+def _handle(runtime: Runtime, agent: str, given: Given, derived: dict[str, str]) -> SessionHandle:
     """Return the thread's session handle, with the client's tools added to the agent's."""
     tools = given.tools or []
     name = agent
@@ -199,7 +179,7 @@ def _frontend_tool(name: str, description: str, parameters: Any) -> Tool:
         raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
 
 
-def _action(given: RunAgentInput) -> tuple[str, Any]:
+def _action(given: Given) -> tuple[str, Any]:
     """Return what the request asks: ``("run", text)`` or ``("resume", value)``.
 
     A ``resume`` entry answers an interrupt (an approval: its payload, ``True`` when it has
