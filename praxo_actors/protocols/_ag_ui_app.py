@@ -132,6 +132,10 @@ async def _events(
 def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
     """Return ``events`` as server-sent events, stamped with ``time_ns`` (in milliseconds)."""
     stamp = time_ns // 1_000_000
+    if len(events) == 1:  # most praxo events make one
+        event = events[0]
+        event["timestamp"] = stamp
+        return b"data: " + _encode(event) + b"\n\n"
     for event in events:
         event["timestamp"] = stamp
     return b"".join([b"data: " + _encode(event) + b"\n\n" for event in events])
