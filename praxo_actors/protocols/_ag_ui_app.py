@@ -49,6 +49,10 @@ _STATUS = {
     "RUNTIME_INVALID_INPUT": 400,
     "PROTOCOL_INVALID_INPUT": 422,
 }
+_HEADERS = (
+    (b"cache-control", b"no-cache"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+)
 _encode = msgspec.json.Encoder(enc_hook=str).encode  # a payload's odd value: its text
 
 
@@ -71,9 +75,7 @@ def build(
             return JSONResponse(error_body(exc.code, exc.message), status_code=status)
         translation = Translation(given.thread_id, given.run_id)
         events = _events(runtime, handle, action, translation, timeout)
-        return EventStream(
-            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-        )
+        return _Stream(events)
 
     async def endpoint(scope: Scope, receive: Any, send: Any) -> None:
         response = await run(receive)
@@ -127,6 +129,17 @@ async def _events(
     finally:
         if stream is not None:
             await stream.aclose()
+
+
+class _Stream(EventStream):
+    """The run's events, as server-sent events: an ``EventStream`` whose headers are made once."""
+
+    def __init__(self, events: AsyncIterator[bytes]) -> None:  # Starlette's builds its headers
+        self.body_iterator = events
+        self.status_code = 200
+        self.media_type = "text/event-stream"
+        self.background = None
+        self.raw_headers = list(_HEADERS)
 
 
 def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
