@@ -75,7 +75,7 @@ def build(
             return JSONResponse(error_body(exc.code, exc.message), status_code=status)
         translation = Translation(given.thread_id, given.run_id)
         events = _events(runtime, handle, action, translation, timeout)
-        return _Stream(events)
+        return _Stream(events, translation)
 
     async def endpoint(scope: Scope, receive: Any, send: Any) -> None:
         response = await run(receive)
@@ -132,14 +132,30 @@ async def _events(
 
 
 class _Stream(EventStream):
-    """The run's events, as server-sent events: an ``EventStream`` whose headers are made once."""
+    """The run's events, as server-sent events: an ``EventStream`` whose headers are made once
+    and whose body ends with the chunk that ends the run (not with an empty message after it).
+    """
 
-    def __init__(self, events: AsyncIterator[bytes]) -> None:  # Starlette's builds its headers
+    def __init__(self, events: AsyncIterator[bytes], translation: Translation) -> None:
+        # Starlette's builds its headers on every response.
         self.body_iterator = events
         self.status_code = 200
         self.media_type = "text/event-stream"
         self.background = None
         self.raw_headers = list(_HEADERS)
+        self._translation = translation
+
+    async def stream_response(self, send: Any) -> None:
+        """Send the status, the headers and every chunk of the run's events."""
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        translation = self._translation
+        last = False
+        async for chunk in self.body_iterator:
+            # The chunk made once the run ended is its last (the iterator ends after it).
+            last = translation.ended
+            await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        if not last:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
