@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import pydantic
-from ag_ui.core import RunAgentInput
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +21,8 @@ from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Interrupt, Tool, tool_context
 from praxo_actors.models import Event
 from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
+from praxo_actors.protocols._ag_ui_input import Given
+from praxo_actors.protocols._ag_ui_input import given as read_given
 from praxo_actors.protocols._agents import with_tools
 from praxo_actors.protocols._http import (
     Door,
@@ -50,6 +50,10 @@ _STATUS = {
     "RUNTIME_INVALID_INPUT": 400,
     "PROTOCOL_INVALID_INPUT": 422,
 }
+_HEADERS = (
+    (b"cache-control", b"no-cache"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+)
 _encode = msgspec.json.Encoder(enc_hook=str).encode  # a payload's odd value: its text
 
 
@@ -63,7 +67,7 @@ def build(
 
     async def run(receive: Any) -> Response:
         try:
-            given = _given(await read_body(receive))
+            given = read_given(await read_body(receive))
             handle = _handle(runtime, agent, given, derived)
             action = _action(given)
         except Refused as exc:
@@ -73,9 +77,7 @@ def build(
             return JSONResponse(error_body(exc.code, exc.message), status_code=status)
         translation = Translation(given.thread_id, given.run_id)
         events = _events(runtime, handle, action, translation, timeout, cluster)
-        return EventStream(
-            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-        )
+        return _Stream(events, translation)
 
     async def endpoint(scope: Scope, receive: Any, send: Any) -> None:
         response = await run(receive)
@@ -87,24 +89,6 @@ def build(
     # Starlette's own route answers what is not a POST at ``path`` (405, 404).
     rest = Starlette(routes=[Route(path, post, methods=["POST"])])
     return HostCheck(Door(path, endpoint, rest), allowed_hosts)
-
-
-def _given(body: bytes) -> RunAgentInput:
-    """Return the request's ``RunAgentInput``, parsed and validated in one pass.
-
-    Raises:
-        Refused: 400 ``PROTOCOL_BAD_JSON`` for a body that is not JSON (nested too deep
-            included); 422 ``PROTOCOL_INVALID_INPUT`` for JSON that is not a RunAgentInput.
-    """
-    try:
-        return RunAgentInput.model_validate_json(body)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "json_invalid":
-            message = f"the body is not JSON: {first['msg']}"
-            raise Refused(400, "PROTOCOL_BAD_JSON", message) from None
-        message = f"not a RunAgentInput: {first['msg']}"
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
 
 
 async def _events(
@@ -152,9 +136,40 @@ async def _events(
             await stream.aclose()
 
 
+class _Stream(EventStream):
+    """The run's events, as server-sent events: an ``EventStream`` whose headers are made once
+    and whose body ends with the chunk that ends the run (not with an empty message after it).
+    """
+
+    def __init__(self, events: AsyncIterator[bytes], translation: Translation) -> None:
+        # Starlette's builds its headers on every response.
+        self.body_iterator = events
+        self.status_code = 200
+        self.media_type = "text/event-stream"
+        self.background = None
+        self.raw_headers = list(_HEADERS)
+        self._translation = translation
+
+    async def stream_response(self, send: Any) -> None:
+        """Send the status, the headers and every chunk of the run's events."""
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        translation = self._translation
+        last = False
+        async for chunk in self.body_iterator:
+            # The chunk made once the run ended is its last (the iterator ends after it).
+            last = translation.ended
+            await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        if not last:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 def _sse(events: list[AgUiEvent], time_ns: int) -> bytes:
     """Return ``events`` as server-sent events, stamped with ``time_ns`` (in milliseconds)."""
     stamp = time_ns // 1_000_000
+    if len(events) == 1:  # most praxo events make one
+        event = events[0]
+        event["timestamp"] = stamp
+        return b"data: " + _encode(event) + b"\n\n"
     for event in events:
         event["timestamp"] = stamp
     return b"".join([b"data: " + _encode(event) + b"\n\n" for event in events])
@@ -164,9 +179,7 @@ def _completed(run_id: str, session_id: str) -> Event:
     return Event(type="run.completed", run_id=run_id, session_id=session_id, seq=0, time_ns=0)
 
 
-def _handle(
-    runtime: Runtime, agent: str, given: RunAgentInput, derived: dict[str, str]
-) -> SessionHandle:
+def _handle(runtime: Runtime, agent: str, given: Given, derived: dict[str, str]) -> SessionHandle:
     """Return the thread's session handle, with the client's tools added to the agent's."""
     tools = given.tools or []
     name = agent
@@ -204,7 +217,7 @@ def _frontend_tool(name: str, description: str, parameters: Any) -> Tool:
         raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
 
 
-def _action(given: RunAgentInput) -> tuple[str, Any]:
+def _action(given: Given) -> tuple[str, Any]:
     """Return what the request asks: ``("run", text)`` or ``("resume", value)``.
 
     A ``resume`` entry answers an interrupt (an approval: its payload, ``True`` when it has

@@ -17,6 +17,7 @@ tenth of the models' construction and validation, once per event of every run.
 from __future__ import annotations
 
 import json
+import json.encoder
 from typing import Any
 
 from praxo_actors.models import Event
@@ -28,6 +29,22 @@ AgUiEvent = dict[str, Any]
 
 FRONTEND_TOOL = "ag_ui.frontend_tool"
 """The key of the interrupt payload a client's own tool leaves: ``{"name", "call_id"}``."""
+
+# json.dumps(value) with its defaults, its C encoder made once instead of on every call (tool
+# arguments and results come from JSON: there is no cycle to check for).
+_make = getattr(json.encoder, "c_make_encoder", None)
+_chunks = None if _make is None else _make(
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+    ": ", ", ", False, False, True,
+)  # fmt: skip
+
+
+def _dumps(value: Any) -> str:
+    """Return ``json.dumps(value)``."""
+    if _chunks is None:  # a Python without the json module's C part
+        return json.dumps(value)
+    return "".join(_chunks(value, 0))
+
 
 _APPROVAL_SCHEMA = {
     "type": "object",
@@ -73,7 +90,7 @@ class Translation:
             if call_id not in self._started:
                 return []  # a call this run did not open: the client answered it itself
             output = data.get("output")
-            content = output if isinstance(output, str) else json.dumps(output)
+            content = output if isinstance(output, str) else _dumps(output)
             return [
                 {
                     "type": "TOOL_CALL_RESULT",
@@ -132,7 +149,7 @@ class Translation:
             start["parentMessageId"] = self._parent
         return [
             start,
-            {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": json.dumps(arguments or {})},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": _dumps(arguments or {})},
             {"type": "TOOL_CALL_END", "toolCallId": call_id},
         ]
 
