@@ -33,7 +33,11 @@ class AgentSession(Protocol):
     """
 
     id: str
-    agent: str
+
+    @property
+    def agent(self) -> str:
+        """The agent that runs the session's runs."""
+        ...
 
     def run(self, input: str, deadline: float | None = None) -> AwaitableRun:
         """Queue a run of ``input``; return its future at once."""
