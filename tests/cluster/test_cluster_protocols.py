@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
 
 from praxo_actors import PraxoError
 from praxo_actors.cluster import ClusterRuntime
+from praxo_actors.testing._served import served as serve_on_loopback
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("ag_ui")
@@ -44,28 +43,11 @@ def ray_cluster() -> Iterator[Any]:
         yield cluster
 
 
-@contextlib.contextmanager
-def served(app: Any, lifespan: str = "off") -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a loopback port until the block ends; yield its URL."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan=lifespan, timeout_graceful_shutdown=5
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
-        assert not thread.is_alive(), "the server did not stop"
+def served(
+    app: Any, lifespan: Literal["auto", "on", "off"] = "off"
+) -> contextlib.AbstractContextManager[str]:
+    """Serve ``app`` on loopback; a cluster app may take longer to stop than a local one."""
+    return serve_on_loopback(app, lifespan, stop_timeout=30.0)
 
 
 def validate(recording: Path) -> None:

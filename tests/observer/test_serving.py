@@ -11,8 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,33 +19,11 @@ import pytest
 
 from praxo_actors import PraxoError
 from praxo_actors.serving import serve
+from praxo_actors.testing._served import free_port, wait_until_serving
 
 TIMEOUT = 30.0  # a child's start or exit on a busy machine; well under a second on a quiet one
 CHILD = Path(__file__).with_name("_serving_child.py")
 ROOT = Path(__file__).parents[2]
-
-
-def free_port() -> int:
-    """Return a loopback port that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_serving(child: subprocess.Popen[bytes], url: str) -> None:
-    """Wait (bounded) until ``url`` answers 200; fail if the child exits first."""
-    pause = threading.Event()  # never set: a bounded pause between looks
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        assert child.poll() is None, child.communicate()
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"not serving after {TIMEOUT} s"
-        pause.wait(0.05)
 
 
 @pytest.fixture
