@@ -23,7 +23,7 @@ from praxo_actors.runtime._store._store_actor import StoreActor
 
 Start = Callable[..., Runtime]
 
-RUNTIME = Path(__file__).resolve().parents[2] / "praxo_actors" / "runtime"
+RUNTIME = Path(__file__).resolve().parents[3] / "praxo_actors" / "runtime"
 
 
 async def _answer(request: Request) -> Response:
