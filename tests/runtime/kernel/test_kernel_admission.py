@@ -9,6 +9,7 @@ from _kernel_fakes import Rig, result
 
 from praxo_actors import PraxoError
 from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._kernel._runs import REFUSED_KEPT
 from praxo_actors.runtime._protocol import CancelRun, Restore, StartRun
 
 Build = Callable[..., Rig]
@@ -130,3 +131,14 @@ def test_restore_carries_the_version_a_stopped_session_reached(rig: Build) -> No
     r.submit("s")
     r.activate()
     assert r.sessions["s"] is not first and r.sessions["s"].told[0] == Restore(None, 7)
+
+
+def test_refused_runs_are_remembered_a_bounded_while(rig: Build) -> None:
+    """The kernel answers for the last REFUSED_KEPT refused runs, no more: a flood of refusals
+    holds a bounded memory."""
+    r = rig()
+    r.kernel.begin_stop()
+    futures = [r.submit("s") for _ in range(REFUSED_KEPT + 1)]
+    assert r.kernel.known(futures[0].run_id) is None
+    assert r.kernel.known(futures[-1].run_id) is futures[-1]
+    assert r.statistics().runs_refused == REFUSED_KEPT + 1
