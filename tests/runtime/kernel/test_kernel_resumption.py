@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +17,7 @@ from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._protocol import StartRun
 
 Build = Callable[..., Rig]
+_resumes = itertools.count(1)
 
 
 def code(future: RunFuture) -> str:
@@ -43,7 +45,7 @@ def resume(
     r: Rig, session_id: str, value: str = '"yes"', timeout: float | None = None
 ) -> RunFuture:
     """Ask for a resume as ``handle.resume`` does (on the loop); return its future."""
-    future = RunFuture(f"resume-{len(r.kernel.runs.pending)}", session_id, r.kernel.request_cancel)
+    future = RunFuture(f"resume-{next(_resumes)}", session_id, r.kernel.request_cancel)
 
     async def ask() -> None:
         r.kernel.resume(future, "echo", None, value, timeout)
