@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from praxo_actors.actors import (
     blocking,
     default_scheduler,
 )
+from praxo_actors.testing._eventually import eventually
 
 WAIT = 10.0
 
@@ -523,10 +523,7 @@ def test_spare_threads_retire_once_idle(sched1: Scheduler, monkeypatch: pytest.M
     assert asker.ask("hello", timeout=WAIT) == 1
     workers = _scheduler_threads("test-mn1")
     assert len(workers) == 2
-    deadline = time.monotonic() + WAIT
-    while all(t.is_alive() for t in workers) and time.monotonic() < deadline:
-        for thread in workers:
-            thread.join(0.01)
+    eventually(lambda: not all(t.is_alive() for t in workers), timeout=WAIT)
     assert sum(t.is_alive() for t in workers) == 1
     assert sched1.statistics().threads == 1
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from praxo_actors import AgentError, PraxoError
 from praxo_actors.cluster import ClusterRuntime
 from praxo_actors.models import Event
+from praxo_actors.testing._eventually import eventually
 
 ray = pytest.importorskip("ray")
 # A cluster's tests on a machine whose cores are busy elsewhere take minutes (the killed
@@ -48,11 +48,7 @@ def test_sessions_spread_over_hosts_and_commit(ray_cluster: Any, cluster_store: 
     finally:
         cluster.stop()
     # stop() left no actor behind (Ray marks a killed actor dead a moment after the kill)
-    deadline = time.monotonic() + TIMEOUT
-    tick = threading.Event()  # never set: a bounded pause between two looks
-    while _alive_actors() != before and time.monotonic() < deadline:
-        tick.wait(0.05)
-    assert _alive_actors() == before
+    eventually(lambda: _alive_actors() == before, interval=0.05, what="no actor left")
 
 
 def test_runs_sent_without_waiting_commit_in_submission_order(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from typing import Any
 
 import pytest
 
 from praxo_actors import PraxoError
 from praxo_actors.cluster import ClusterRuntime
+from praxo_actors.testing._eventually import eventually
 from praxo_actors.testing._postgres import PostgresServer
 
 ray = pytest.importorskip("ray")
@@ -31,15 +30,16 @@ def _one_session_per_host(cluster: Any, hosts: int) -> dict[str, str]:
 def _history(cluster: Any, sid: str) -> list[Any]:
     """Return the session's history once its host reconnects (within the reconnection delay
     of a failed attempt, its reads still fail ``STORE_FAILED``)."""
-    deadline = time.monotonic() + TIMEOUT
-    tick = threading.Event()
-    while True:
+
+    def read() -> tuple[list[Any]] | None:
         try:
-            return list(cluster.session(sid).history(TIMEOUT))
+            return (list(cluster.session(sid).history(TIMEOUT)),)
         except PraxoError as exc:
-            if exc.code != "STORE_FAILED" or time.monotonic() >= deadline:
+            if exc.code != "STORE_FAILED":
                 raise
-        tick.wait(0.05)
+            return None
+
+    return eventually(read, interval=0.05, what=f"the history of {sid}")[0]
 
 
 def test_every_host_serves_again_after_postgres_restarts(

@@ -26,6 +26,8 @@ from typing import Any
 import httpx
 import pytest
 
+from praxo_actors.testing._eventually import eventually
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fastapi_service.py"
 TIMEOUT = 10.0
 # A cold interpreter imports FastAPI, pydantic, the runtime and the protocols' SDKs first: 7 s
@@ -109,22 +111,15 @@ def serve(
 
 def wait_until_ready(server: Server) -> None:
     """Poll ``/healthz`` until it answers 200; fail if the process exits or time runs out."""
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        assert server.process.poll() is None, f"the server exited:\n{server.logged()}"
+
+    def ready() -> bool:
+        if server.process.poll() is not None:  # fail now, not once the wait is over
+            pytest.fail(f"the server exited:\n{server.logged()}")
         with contextlib.suppress(httpx.TransportError):
-            if server.client.get("/healthz").status_code == 200:
-                return
-        time.sleep(POLL)
-    raise AssertionError(f"not ready within {START_TIMEOUT} s:\n{server.logged()}")
+            return server.client.get("/healthz").status_code == 200
+        return False
 
-
-def wait_for(condition: Any, what: str) -> None:
-    """Poll ``condition()`` until it is true, for at most ``TIMEOUT`` seconds."""
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {TIMEOUT} s: {what}"
-        time.sleep(POLL)
+    eventually(ready, timeout=START_TIMEOUT, interval=POLL, what="/healthz answering 200")
 
 
 def read_events(lines: Iterator[str], until: str | None = None) -> list[dict[str, str]]:
@@ -204,7 +199,7 @@ def test_a_run_on_a_busy_session_answers_409(server: Server) -> None:
     """With on_busy="reject", a second run while the first one runs answers 409 SESSION_BUSY."""
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(server.client.post, "/sessions/s5/runs", json={"input": "first"})
-        wait_for(lambda: server.statistics()["runs_pending"] > 0, "the first run is running")
+        eventually(lambda: server.statistics()["runs_pending"] > 0, what="the first run is running")
         second = server.client.post("/sessions/s5/runs", json={"input": "second"})
         assert first.result(TIMEOUT).status_code == 200
     assert second.status_code == 409
@@ -269,7 +264,7 @@ def test_a_client_leaving_a_stream_unsubscribes(server: Server) -> None:
         lines = stream.iter_lines()  # kept: a dropped line iterator would close the stream
         assert next(lines) == ": subscribed"
         assert server.statistics()["subscriptions"] == 1
-    wait_for(lambda: server.statistics()["subscriptions"] == 0, "the stream unsubscribed")
+    eventually(lambda: server.statistics()["subscriptions"] == 0, what="the stream unsubscribed")
     assert server.client.post("/sessions/s8/runs", json={"input": "still"}).status_code == 200
 
 
@@ -462,7 +457,7 @@ def poll(server: Server, run_id: str) -> httpx.Response:
         answers.append(server.client.get(f"/runs/{run_id}"))
         return answers[-1].status_code != 202
 
-    wait_for(settled, f"run {run_id} to settle")
+    eventually(settled, what=f"run {run_id} to settle")
     return answers[-1]
 
 

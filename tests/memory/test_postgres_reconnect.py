@@ -6,7 +6,6 @@ import contextlib
 import itertools
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from praxo_actors import PraxoError
 from praxo_actors.memory._log import Commit, SessionLog
+from praxo_actors.testing._eventually import eventually
 from praxo_actors.testing._postgres import PostgresServer
 from supervisors import ManualClock
 
@@ -33,16 +33,6 @@ def _terminate(dsn: str, application: str) -> int:
         ).fetchall()
     assert all(ended for (ended,) in rows)
     return len(rows)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Poll ``condition`` every 10 ms until it holds; fail the test after ``timeout`` s."""
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() >= deadline:
-            pytest.fail(f"condition not met within {timeout} s")
-        tick.wait(0.01)
 
 
 def _lose_reply(monkeypatch: pytest.MonkeyPatch, prefix: str, *, applied: bool) -> list[str]:
@@ -279,7 +269,7 @@ def test_a_session_commit_cut_during_commit_is_settled_by_the_server(
     if ending == "rolled back later":
 
         def end_it() -> None:
-            wait_for(_waiting_for_a_lock(server.dsn))
+            eventually(_waiting_for_a_lock(server.dsn), timeout=30.0)
             os.close(kept[0])  # now the server sees the connection gone, and rolls back
 
         ender = threading.Thread(target=end_it)

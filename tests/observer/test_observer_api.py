@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,15 +14,7 @@ from _observed import EMAIL, TIMEOUT, Observed, demo_agent
 from praxo_actors import PraxoError
 from praxo_actors.observer import observer_app
 from praxo_actors.runtime import Runtime
-
-
-def wait_for(condition: Any, what: str) -> None:
-    """Check ``condition`` every 10 ms until it holds; fail after TIMEOUT seconds."""
-    tick = threading.Event()
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {TIMEOUT} s: {what}"
-        tick.wait(0.01)
+from praxo_actors.testing._eventually import eventually
 
 
 def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) -> None:
@@ -32,7 +22,7 @@ def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) 
     ids = ["alpha", "beta", "gamma"]
     for sid in ids:
         assert observed.run(sid).output == "The product is 42."
-    wait_for(lambda: observed.state()["latency_ms"]["count"] == 3, "three runs measured")
+    eventually(lambda: observed.state()["latency_ms"]["count"] == 3, what="three runs measured")
     state = observed.state()
     assert set(state) == {
         "live_sessions",

@@ -15,6 +15,7 @@ from praxo_actors import AgentError
 from praxo_actors.agent import arun_agent, fallback_model, new_agent_options
 from praxo_actors.models import ModelError, Request, session
 from praxo_actors.providers import rate_limited, retry_after, retrying
+from praxo_actors.testing._eventually import eventually
 
 LIMITED = ModelError("MODEL_RATE_LIMITED", "openai: HTTP 429: slow (retry after 2 s)")
 DOWN = ModelError("MODEL_UNAVAILABLE", "down")
@@ -172,16 +173,6 @@ class Gate:
         return say("done")
 
 
-def wait_for(condition: Any) -> None:
-    """Wait (bounded) until ``condition()`` holds."""
-    tick = threading.Event()
-    for _ in range(int(TIMEOUT / 0.01)):
-        if condition():
-            return
-        tick.wait(0.01)
-    raise AssertionError("condition not met in time")
-
-
 def test_one_budget_is_shared_by_calls_on_two_event_loops(no_thread_leaks: None) -> None:
     """max_concurrency holds across two threads, each running its own event loop."""
     gate = Gate()
@@ -195,7 +186,7 @@ def test_one_budget_is_shared_by_calls_on_two_event_loops(no_thread_leaks: None)
     for thread in threads:
         thread.start()
     assert gate.entered.acquire(timeout=TIMEOUT)  # one call is in
-    wait_for(lambda: model.limit.statistics().waiting == 1)  # the other waits for its slot
+    eventually(lambda: model.limit.statistics().waiting == 1)  # the other waits for its slot
     assert model.limit.statistics().in_flight == 1
     gate.release.set()
     for thread in threads:
@@ -220,7 +211,7 @@ def test_sync_and_async_callers_share_one_budget(no_thread_leaks: None) -> None:
     assert entered.wait(TIMEOUT)
     second = threading.Thread(target=model, args=(request(),))
     second.start()
-    wait_for(lambda: model.limit.statistics().waiting == 1)
+    eventually(lambda: model.limit.statistics().waiting == 1)
     release.set()
     worker.join(TIMEOUT)
     second.join(TIMEOUT)

@@ -1,9 +1,9 @@
-"""Shared helpers of the runtime tests: models that block or count, and bounded waits."""
+"""Shared helpers of the runtime tests: models that block or count, and a clock moved until a
+condition holds (a wait for another thread is ``eventually``, in ``praxo_actors.testing``)."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,16 +16,6 @@ from praxo_actors.runtime import RunFuture, Runtime
 from praxo_actors.testing import EchoModel, ManualClock
 
 TIMEOUT = 10.0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
-    """Poll ``condition`` every 10 ms until it holds; fail the test after ``timeout`` seconds."""
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() >= deadline:
-            pytest.fail(f"condition not met within {timeout} s")
-        tick.wait(0.01)
 
 
 def advance_until(

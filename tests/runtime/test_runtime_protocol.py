@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pykka
 import pytest
-from _runtime_helpers import TIMEOUT, contents, echo_agent, wait_until
+from _runtime_helpers import TIMEOUT, contents, echo_agent
 
 from praxo_actors import PraxoError
 from praxo_actors._errors import ProtocolError
@@ -63,6 +63,7 @@ from praxo_actors.runtime._protocol import (
     encode,
     encode_outcome,
 )
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -232,7 +233,7 @@ def test_runtime_recovers_when_the_bus_crashes(runtime: Start, tmp_path: Path) -
     before = children()
     before["events"].tell(b"\xc1")  # a crash in a tell stops the actor
     # rest_for_one: the bus, the store and the sessions supervisor all restart.
-    wait_until(
+    eventually(
         lambda: all(
             ref is not None and ref.is_alive() and ref != before[name]
             for name, ref in children().items()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pykka
@@ -21,6 +20,7 @@ from _supervision_helpers import (
     stop,
 )
 
+from praxo_actors.testing._eventually import eventually
 from supervisors import ChildCounts, ChildSpec, DynamicSupervisor, ManualClock, SupervisorError
 
 
@@ -148,11 +148,10 @@ def test_children_are_all_asked_to_stop_at_once() -> None:
     try:
         # A stuck child's stop request waits in its inbox: all three there, while the first
         # one's 60 s are still running, is a parallel stop.
-        deadline = time.monotonic() + TIMEOUT
-        tick = threading.Event()
-        while not all(ref.actor_inbox.qsize() for ref in refs):
-            assert time.monotonic() < deadline, "the children were not all asked to stop"
-            tick.wait(0.01)
+        eventually(
+            lambda: all(ref.actor_inbox.qsize() for ref in refs),
+            what="the children all asked to stop",
+        )
     finally:
         for release in releases:
             release.set()

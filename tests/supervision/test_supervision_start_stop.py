@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pykka
@@ -21,6 +20,7 @@ from _supervision_helpers import (
     stop,
 )
 
+from praxo_actors.testing._eventually import eventually
 from supervisors import ChildSpec, Supervisor, SupervisorError
 
 
@@ -140,11 +140,8 @@ def test_a_stuck_child_that_stops_within_its_shutdown_time_is_not_abandoned(
     try:
         with captured_logs(caplog, "supervisors") as logs:
             terminating.start()
-            deadline = time.monotonic() + TIMEOUT
-            tick = threading.Event()
-            while not ref.actor_inbox.qsize():  # its stop request, behind the stuck message
-                assert time.monotonic() < deadline, "the child was not asked to stop"
-                tick.wait(0.01)
+            # Its stop request, behind the stuck message.
+            eventually(ref.actor_inbox.qsize, what="the child asked to stop")
             release.set()
             terminating.join(TIMEOUT)
             assert not terminating.is_alive()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, contents, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, contents, echo_agent, error_code
 
 from praxo_actors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions, Tool, new_agent_options, tool_context
@@ -18,6 +18,7 @@ from praxo_actors.memory._log import JOURNAL, PENDING
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import EventRecorder
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -231,7 +232,7 @@ def test_a_forged_journal_entry_fails_the_resumed_run(runtime: Start, tmp_path: 
     with pytest.raises(PraxoError) as info:
         again.session("s").result(run_id, timeout=TIMEOUT)
     assert info.value.code == "CHECKPOINT_SIGNATURE"
-    wait_until(lambda: again.statistics().runs_pending == 0)
+    eventually(lambda: again.statistics().runs_pending == 0)
 
 
 def test_result_of_a_forged_pending_run_fails_with_its_code_at_once(

@@ -13,13 +13,14 @@ from typing import Any
 import pykka
 import pytest
 from _helpers import captured_logs
-from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Event, ModelError
 from praxo_actors.runtime import EventStream, JsonLinesSink, Runtime, StructlogSink
 from praxo_actors.testing import EventRecorder, ScriptedModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 ALL_TYPES = ["run.started", "model.requested", "model.responded", "run.completed"]
@@ -38,7 +39,7 @@ def _catch_all(rt: Runtime, session_id: str) -> EventRecorder:
 
 def _wait_runs(recorder: EventRecorder, runs: int) -> None:
     """Wait (bounded) until ``recorder`` has seen ``runs`` runs end."""
-    wait_until(lambda: sum(t in ("run.completed", "run.failed") for t in recorder.types()) >= runs)
+    eventually(lambda: sum(t in ("run.completed", "run.failed") for t in recorder.types()) >= runs)
 
 
 def test_subscriber_gets_a_runs_events_in_order(runtime: Start) -> None:
@@ -440,7 +441,7 @@ def test_stuck_subscribers_do_not_starve_the_others(
             rt.session("s0").run("first").get(timeout=TIMEOUT)
             assert good.wait_count(1), "the well-behaved subscriber waits behind stuck ones"
             # Every stuck subscriber is now in a call on a thread that has left the pool.
-            wait_until(lambda: all(sub.statistics().stuck for sub in stuck))
+            eventually(lambda: all(sub.statistics().stuck for sub in stuck))
             futures = [rt.session(f"s{n % 100}").run(f"{n}") for n in range(1, runs)]
             for future in futures:
                 future.get(timeout=TIMEOUT)
@@ -503,7 +504,7 @@ def test_a_stuck_subscriber_stays_subscribed(runtime: Start) -> None:
     hang = _Hang(release)
     sub = rt.events.subscribe(hang, pattern="run.completed", buffer=1)
     rt.session("s1").run("1").get(timeout=TIMEOUT)
-    wait_until(lambda: sub.statistics().stuck)
+    eventually(lambda: sub.statistics().stuck)
     release.set()
     assert sub.wait_idle(TIMEOUT)
     rt.session("s1").run("2").get(timeout=TIMEOUT)

@@ -10,12 +10,13 @@ from typing import Any
 
 import pykka
 import pytest
-from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.runtime import Runtime
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -83,7 +84,7 @@ def test_runs_in_flight_when_the_store_crashes_end_with_a_code(runtime: Start) -
     gate.release()
     assert codes == ["SESSION_CRASHED"] * 3
     # rest_for_one: the store restarts, then the sessions supervisor after it.
-    wait_until(lambda: rt._store_ref.is_alive() and rt._sessions_ref.is_alive())
+    eventually(lambda: rt._store_ref.is_alive() and rt._sessions_ref.is_alive())
     assert rt.session("after", agent="gated").run("y").get(timeout=TIMEOUT).output == "y!"
 
 
@@ -110,7 +111,7 @@ def test_runs_build_events_only_while_someone_subscribes(runtime: Start) -> None
     sub = rt.events.subscribe(lambda e: seen.append(e.type), pattern="*")
     rt.session("s").run("heard").get(timeout=TIMEOUT)
     # The run's future completes once its checkpoint is stored, which may precede delivery.
-    wait_until(lambda: "run.completed" in seen)
+    eventually(lambda: "run.completed" in seen)
     assert seen[0] == "run.started" and seen[-1] == "run.completed"
     assert sub.statistics().delivered == len(seen) == rt.statistics().events_emitted
 
@@ -164,7 +165,7 @@ def test_a_wait_for_a_session_whose_activation_failed_ends_at_once(runtime: Star
     waiter = threading.Thread(target=lambda: outcome.append(handle.passivate(timeout=TIMEOUT)))
     waiter.start()
     kernel = rt._kernel
-    wait_until(lambda: kernel.call(lambda: len(kernel.table.waiters), timeout=TIMEOUT) == 1)
+    eventually(lambda: kernel.call(lambda: len(kernel.table.waiters), timeout=TIMEOUT) == 1)
     store.gate.set()
     assert error_code(run) == "STORE_FAILED"
     waiter.join(TIMEOUT)

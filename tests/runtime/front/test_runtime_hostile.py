@@ -7,13 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import Tool, new_agent_options
 from praxo_actors.models import Event, Message, Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import ScriptedModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -69,9 +70,9 @@ def test_a_subscriber_raising_a_base_exception_is_removed(
     sub = rt.events.subscribe(bad, pattern="run.completed")
     rt.events.subscribe(lambda e: seen.append(e.run_id), pattern="run.completed")
     first = rt.session("s").run("a").get(timeout=TIMEOUT)
-    wait_until(lambda: seen == [first.run_id] and not sub.active)
+    eventually(lambda: seen == [first.run_id] and not sub.active)
     second = rt.session("s").run("b").get(timeout=TIMEOUT)
-    wait_until(lambda: len(seen) == 2)
+    eventually(lambda: len(seen) == 2)
     assert calls == 1
     assert sub not in rt.events.subscriptions
     assert seen == [first.run_id, second.run_id]
@@ -101,7 +102,7 @@ def test_a_non_json_usage_fails_its_run_and_spares_the_session(runtime: Start) -
     with pytest.raises(TypeError, match="usage"):
         rt.session("s").run("x").get(timeout=TIMEOUT)
     assert rt.session("s", agent="echo").run("ok").get(timeout=TIMEOUT).output == "ok"
-    wait_until(lambda: events.count("run.completed") == 1)
+    eventually(lambda: events.count("run.completed") == 1)
     assert "run.failed" in events
     assert rt.statistics().crashes == 0
     assert [m.content for m in rt.session("s").history()] == ["ok", "ok"]

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from _otel import Recorded, points
-from _runtime_helpers import TIMEOUT, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import Tool, new_agent_options
 from praxo_actors.models import ModelError, ToolCall
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import EchoModel, ScriptedModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -33,7 +34,7 @@ def test_hosted_runs_are_traced_under_the_agent_name(runtime: Start, otel: Recor
     """A hosted run is an invoke_agent span named after its registered agent and session."""
     rt = runtime(agents={"echo": echo_agent}, tracer_provider=otel.tracer_provider)
     result = rt.session("s-7", agent="echo").run("hello").get(timeout=TIMEOUT)
-    wait_until(lambda: len(otel.spans()) == 2)
+    eventually(lambda: len(otel.spans()) == 2)
     chat, run = otel.spans()
     assert (chat.name, run.name) == ("chat EchoModel", "invoke_agent echo")
     assert run.attributes is not None
@@ -55,7 +56,7 @@ def test_an_agent_keeps_its_own_provider_and_name(runtime: Start, otel: Recorded
             tracer_provider=otel.tracer_provider,
         )
         rt.session("s", agent="echo").run("hi").get(timeout=TIMEOUT)
-        wait_until(lambda: len(own.spans()) == 2)
+        eventually(lambda: len(own.spans()) == 2)
         assert own.names() == ["chat EchoModel", "invoke_agent mine"]
         assert otel.spans() == []
     finally:
@@ -81,7 +82,7 @@ def test_a_tool_span_covers_the_callback_on_the_io_pool(runtime: Start, otel: Re
     assert otel.names() == ["chat ScriptedModel"]  # the tool's span has not ended
     gate.set()
     future.get(timeout=TIMEOUT)
-    wait_until(lambda: len(otel.spans()) == 4)
+    eventually(lambda: len(otel.spans()) == 4)
     tool = otel.span("execute_tool hold")
     assert tool.attributes is not None and tool.attributes["gen_ai.tool.call.id"] == "h1"
     assert tool.parent is not None
@@ -101,7 +102,7 @@ def test_a_hosted_call_refused_for_its_arguments_has_a_failed_span(
 
     rt = runtime(agents={"worker": agent}, tracer_provider=otel.tracer_provider)
     assert rt.session("s", agent="worker").run("go").get(timeout=TIMEOUT).output == "done"
-    wait_until(lambda: len(otel.spans()) == 4)
+    eventually(lambda: len(otel.spans()) == 4)
     tool = otel.span("execute_tool count")
     assert ran == [] and tool.attributes is not None
     assert tool.attributes["error.type"] == "TOOL_CALL_INVALID_ARGUMENTS"
@@ -131,7 +132,7 @@ def test_a_crashed_run_ends_its_spans(runtime: Start, otel: Recorded) -> None:
     handle.crash_for_testing()
     assert error_code(future) == "SESSION_CRASHED"
     gate.set()
-    wait_until(lambda: len(otel.spans()) == 3)
+    eventually(lambda: len(otel.spans()) == 3)
     for name in ("execute_tool hold", "invoke_agent worker"):
         assert (otel.span(name).attributes or {})["error.type"] == "_OTHER"
 
@@ -190,7 +191,7 @@ def test_runtime_open_takes_the_providers(otel: Recorded) -> None:
             assert stats.runs_completed == 1
 
     asyncio.run(main())
-    wait_until(lambda: "invoke_agent echo" in otel.names())
+    eventually(lambda: "invoke_agent echo" in otel.names())
     assert points(otel.metrics(), "praxo.runtime.activations") == []  # stopped: not observed
 
 

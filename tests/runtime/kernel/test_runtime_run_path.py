@@ -11,7 +11,7 @@ from typing import Any
 
 import pykka
 import pytest
-from _runtime_helpers import TIMEOUT, wait_until
+from _runtime_helpers import TIMEOUT
 
 from praxo_actors.agent import AgentOptions, new_agent_options
 from praxo_actors.memory import InMemoryStore
@@ -20,6 +20,7 @@ from praxo_actors.models import Request, Response, message_assistant
 from praxo_actors.runtime import Runtime
 from praxo_actors.runtime._protocol import CommitRun, decode, encode
 from praxo_actors.runtime._store._store_actor import StoreActor
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -178,8 +179,8 @@ def test_a_restarted_store_actor_is_found_again_and_no_run_is_lost(runtime: Star
     old = rt._store_ref
     assert old is not None
     old.tell(b"not a message")  # the store actor fails on a tell: it crashes
-    wait_until(lambda: (new := rt._store_ref) is not None and new is not old and new.is_alive())
-    wait_until(lambda: (sessions := rt._sessions_ref) is not None and sessions.is_alive())
+    eventually(lambda: (new := rt._store_ref) is not None and new is not old and new.is_alive())
+    eventually(lambda: (sessions := rt._sessions_ref) is not None and sessions.is_alive())
     for session_id, result in done.items():
         handle = rt.session(session_id)
         assert handle.result(result.run_id, timeout=TIMEOUT).output == result.output

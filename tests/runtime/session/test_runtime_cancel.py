@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code, wait_until
+from _helpers import assert_no_new_threads
+from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, Tool, new_agent_options
 from praxo_actors.models import Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import RunFuture, Runtime
 from praxo_actors.testing import ManualClock, ScriptedModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -201,10 +202,7 @@ def test_stop_fails_runs_in_flight_and_leaves_no_thread(runtime: Start) -> None:
         rt.stop()
     stopper.join(TIMEOUT)
     assert not stopper.is_alive()
-    deadline = time.monotonic() + TIMEOUT
-    for thread in set(threading.enumerate()) - before:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert [t.name for t in set(threading.enumerate()) - before] == []
+    assert_no_new_threads(before, TIMEOUT)
 
 
 def test_runs_sent_while_the_runtime_stops_all_end(runtime: Start) -> None:
@@ -226,7 +224,7 @@ def test_runs_sent_while_the_runtime_stops_all_end(runtime: Start) -> None:
     for sender in senders:
         sender.start()
     started.wait()
-    wait_until(lambda: any(f.done() and f._exc_info is None for f in list(futures)))
+    eventually(lambda: any(f.done() and f._exc_info is None for f in list(futures)))
     rt.stop()
     for sender in senders:
         sender.join(TIMEOUT)

@@ -11,12 +11,13 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
 
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
 from praxo_actors.runtime import RunFuture, Runtime
 from praxo_actors.testing import ManualClock
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -140,7 +141,7 @@ def test_cancelling_the_awaiting_task_fails_the_run_cancelled(runtime: Start) ->
 
     asyncio.run(main())
     assert model.cancelled.wait(TIMEOUT)
-    wait_until(lambda: events == ["AGENT_CANCELLED"])
+    eventually(lambda: events == ["AGENT_CANCELLED"])
     assert rt.statistics().runs_pending == 0
     assert rt.session("s").history() == []
 

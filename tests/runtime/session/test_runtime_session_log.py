@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, contents, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, contents, echo_agent, error_code
 
 from praxo_actors.agent import new_agent_options
 from praxo_actors.core import dump_checkpoint
@@ -16,6 +16,7 @@ from praxo_actors.middleware import compaction
 from praxo_actors.models import Session, message_assistant, message_user
 from praxo_actors.runtime import Runtime, read_session
 from praxo_actors.testing import FunctionModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 KEY = b"k" * 32
@@ -114,7 +115,7 @@ def test_two_writers_of_one_session_never_overwrite_each_other(runtime: Start) -
     assert SessionLog(store).write([Commit("s", expected=1, run_id="run-b", record=other)], [])
     assert SessionLog(store).write([Commit("s", expected=1, record=other)], []) == [False]
     assert error_code(handle.run("a2")) == "SESSION_CONFLICT"
-    wait_until(lambda: not handle.live)
+    eventually(lambda: not handle.live)
     assert handle.run("a3").get(timeout=TIMEOUT).output == "a3"
     assert contents(handle.history()) == ["a1", "a1", "b1", "b1", "a3", "a3"]
     assert contents(read_session(store, "s").messages) == ["a1", "a1", "b1", "b1", "a3", "a3"]

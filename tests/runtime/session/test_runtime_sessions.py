@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, Gate, contents, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentError, AgentOptions, Tool, new_agent_options
@@ -30,6 +30,7 @@ from praxo_actors.models import (
 )
 from praxo_actors.runtime import RunFuture, Runtime, read_session
 from praxo_actors.testing import FunctionModel, ScriptedModel
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 CHECKPOINTS = ("praxo", "sessions")
@@ -210,7 +211,7 @@ def test_crashed_session_is_restored_from_its_checkpoint(runtime: Start) -> None
     handle.run("a").get(timeout=TIMEOUT)
     handle.run("b").get(timeout=TIMEOUT)
     handle.crash_for_testing()
-    wait_until(lambda: not handle.live)
+    eventually(lambda: not handle.live)
     assert rt.statistics().crashes == 1
     assert handle.run("c").get(timeout=TIMEOUT).output == "c"
     assert len(model.requests[-1].messages) == 5
@@ -231,7 +232,7 @@ def test_crash_fails_every_run_the_session_holds(runtime: Start) -> None:
     handle.crash_for_testing()
     assert [error_code(f) for f in futures] == ["SESSION_CRASHED"] * 4
     gate.release()
-    wait_until(lambda: not handle.live)
+    eventually(lambda: not handle.live)
     assert contents(handle.history()) == ["kept", "kept!"]
     assert handle.run("after").get(timeout=TIMEOUT).output == "after!"
     assert contents(handle.history()) == ["kept", "kept!", "after", "after!"]
@@ -304,7 +305,7 @@ def test_run_committed_before_a_crash_still_completes(runtime: Start) -> None:
     committed = handle.run("second")
     assert store.waiting.wait(TIMEOUT)
     handle.crash_for_testing()
-    wait_until(lambda: not handle.live)
+    eventually(lambda: not handle.live)
     store.hold.set()
     assert committed.get(timeout=TIMEOUT).output == "second"
     assert contents(handle.history()) == ["first", "first", "second", "second"]
@@ -338,7 +339,7 @@ def test_restore_refuses_types_outside_the_allowlist(runtime: Start) -> None:
     )
     handle = strict.session("s1")
     assert error_code(handle.run("again")) == "CHECKPOINT_TYPE_NOT_ALLOWED"
-    wait_until(lambda: not handle.live)
+    eventually(lambda: not handle.live)
     assert error_code(handle.run("and again")) == "CHECKPOINT_TYPE_NOT_ALLOWED"
     assert strict.statistics().runs_pending == 0
     # Other sessions are unaffected.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from _helpers import captured_logs
-from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code, wait_until
+from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
 from test_runtime_agent_tool import caller
 
 from praxo_actors import PraxoError
@@ -20,6 +20,7 @@ from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Event, Request, Response, message_assistant
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import EventRecorder, ManualClock
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -253,7 +254,7 @@ def test_a_runtime_stop_delivers_every_run_failed_to_a_slow_subscriber(runtime: 
 
     rt.events.subscribe(slow, "run.failed")
     futures = [rt.session(f"s{i}").run("x") for i in range(20)]
-    wait_until(lambda: model.calls == 20)
+    eventually(lambda: model.calls == 20)
     rt.stop()
     assert {error_code(f) for f in futures} == {"RUNTIME_STOPPED"}
     assert sorted(failed) == sorted(f"s{i}" for i in range(20))
