@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,7 +12,9 @@ from _kernel_fakes import Rig
 
 @pytest.fixture
 def rig() -> Iterator[Callable[..., Rig]]:
-    """Build kernels (``rig(**Rig.build kwargs)``); at teardown close each and its loop."""
+    """Build kernels (``rig(**Rig.build kwargs)``); at teardown close each and its loop, and
+    check that nothing started a thread."""
+    before = set(threading.enumerate())
     built: list[Rig] = []
 
     def build(**kwargs: Any) -> Rig:
@@ -22,3 +25,5 @@ def rig() -> Iterator[Callable[..., Rig]]:
     yield build
     for made in built:
         made.close()
+    started = [t.name for t in set(threading.enumerate()) - before]
+    assert started == [], f"a kernel driven by hand started threads: {started}"

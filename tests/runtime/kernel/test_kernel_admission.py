@@ -126,7 +126,7 @@ def test_restore_carries_the_version_a_stopped_session_reached(rig: Build) -> No
     first = r.sessions["s"]
     assert first.told[0] == Restore(None, 0)
     future = r.submit("s")
-    r.kernel.session_down("s", first, crashed=False, version=7)  # type: ignore[arg-type]
+    r.kernel.session_down("s", first, crashed=False, version=7)
     assert code(future) == "SESSION_CRASHED"
     r.submit("s")
     r.activate()

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from _kernel_fakes import FakeActor, Rig
+from _kernel_fakes import FakeActor, Rig, result
 
 from praxo_actors import PraxoError
 from praxo_actors.runtime._kernel._run_future import RunFuture
-from praxo_actors.runtime._protocol import StartRun, StopRuns
+from praxo_actors.runtime._protocol import CommitRun, StartRun, StopRuns
 from supervisors import SupervisorError
 
 Build = Callable[..., Rig]
@@ -29,7 +29,7 @@ def down(r: Rig, session_id: str, crashed: bool) -> FakeActor:
     """Report the session's actor stopped (as the sessions supervisor does); return it."""
     actor = r.sessions[session_id]
     actor.alive = False
-    r.kernel.session_down(session_id, actor, crashed)  # type: ignore[arg-type]
+    r.kernel.session_down(session_id, actor, crashed)
     return actor
 
 
@@ -73,7 +73,7 @@ def test_a_stop_by_the_user_cancels_the_runs(rig: Build) -> None:
     actor = r.sessions["s"]
     assert r.kernel.stop_session("s") is actor
     assert actor.told[-1] == StopRuns("AGENT_CANCELLED") and not actor.alive
-    r.kernel.session_down("s", actor, crashed=False)  # type: ignore[arg-type]
+    r.kernel.session_down("s", actor, crashed=False)
     assert code(future) == "AGENT_CANCELLED"
     assert r.statistics().crashes == 0
 
@@ -171,7 +171,7 @@ def test_a_checkpoint_that_does_not_restore_fails_the_sessions_runs(rig: Build) 
     future = r.submit("s")
     r.activate()
     error = PraxoError("CHECKPOINT_INVALID", "bad signature")
-    r.kernel.restore_failed("s", r.sessions["s"], error)  # type: ignore[arg-type]
+    r.kernel.restore_failed("s", r.sessions["s"], error)
     assert code(future) == "CHECKPOINT_INVALID"
     assert not r.kernel.is_live("s")
 
@@ -225,3 +225,32 @@ def test_wake_activates_a_session_with_no_run(rig: Build) -> None:
     assert r.kernel.wake("other") is False  # full, nothing idle to passivate
     assert not r.kernel.is_live("other")
     assert isinstance(r.sessions["s"].told[-1], StartRun)
+
+
+def test_a_run_completed_before_a_crash_is_settled_by_the_store(rig: Build) -> None:
+    """A run whose result reached the kernel before its session crashed is committed: the
+    crash does not fail it, the store's write settles it."""
+    r = rig()
+    done, queued = r.submit("s"), r.submit("s")
+    r.activate()
+    r.kernel.completed(done.run_id, result(done.run_id))
+    down(r, "s", crashed=True)
+    assert code(queued) == "SESSION_CRASHED" and not done.done()
+    r.kernel.saved([(done.run_id, None)], [])
+    assert done.get(timeout=0).output == "ok"
+
+
+def test_a_durable_run_ended_by_a_stop_is_taken_out_of_the_store(rig: Build) -> None:
+    """A durable run a user's stop ended is committed as ended (its outcome kept, its inbox
+    entry dropped), so that no later activation runs it."""
+    r = rig(durable=("keeper",))
+    future = r.submit("s", agent="keeper")
+    r.activate()
+    actor = r.sessions["s"]
+    r.kernel.stop_session("s")
+    r.kernel.session_down("s", actor, crashed=False)
+    assert code(future) == "AGENT_CANCELLED"
+    commits = [m.commit for m in r.store.told if isinstance(m, CommitRun)]
+    assert [(c.session_id, c.inbox, c.ends) for c in commits] == [
+        ("s", future.run_id, future.run_id)
+    ]

@@ -70,7 +70,7 @@ def test_a_refused_commit_fails_the_run_with_its_code_and_reloads_the_session(
     r.kernel.saved([(first.run_id, "SESSION_CONFLICT")], [])
     assert code(first) == "SESSION_CONFLICT"
     assert not actor.alive and not later.done()
-    r.kernel.session_down("s", actor, crashed=False)  # type: ignore[arg-type]
+    r.kernel.session_down("s", actor, crashed=False)
     assert code(later) == "SESSION_CONFLICT"
 
 
