@@ -23,7 +23,8 @@ MIN_BLOCKS = 78
 def logging_restored() -> Iterator[None]:
     """Put back the stdlib loggers' levels, handlers, flags and class, and structlog's config.
 
-    The docs configure logging as a program would (``docs/how-to/logging.md``); no other test may see it.
+    The docs configure logging as a program would (``docs/how-to/logging.md``); no other test
+    may see it.
     """
     manager = logging.Logger.manager
     loggers = [logging.getLogger(), *manager.loggerDict.values()]
@@ -55,7 +56,10 @@ def logging_restored() -> Iterator[None]:
 
 def test_the_docs_have_python_examples() -> None:
     """The docs hold Python examples, the tutorial among them; logging holds its three set-ups."""
-    blocks = {name: python_blocks(path.read_text(encoding="utf-8")) for name, path in zip(IDS, DOCS)}
+    blocks = {
+        name: python_blocks(path.read_text(encoding="utf-8"))
+        for name, path in zip(IDS, DOCS, strict=True)
+    }
     assert len(blocks["how-to/logging.md"]) == 3
     assert all(blocks[f"how-to/{name}"] for name in ("agent.md", "memory.md", "supervision.md"))
     assert blocks["tutorial/index.md"]
