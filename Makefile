@@ -43,7 +43,7 @@ pykka-suite: $(STAMP)
 # The documentation site, into site/ (git-ignored); --strict: a broken link, anchor or API
 # reference fails the build.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 demo: $(CLI_STAMP)
 	$(PY) -m praxo_actors.cli demo
