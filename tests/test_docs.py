@@ -12,6 +12,8 @@ import pytest
 import structlog
 from _helpers import python_blocks
 
+from api import check
+
 ROOT = Path(__file__).resolve().parents[1] / "docs"
 DOCS = sorted(ROOT.rglob("*.md"))
 IDS = [path.relative_to(ROOT).as_posix() for path in DOCS]
@@ -77,3 +79,15 @@ def test_the_examples_run_in_order(
         for line, code in python_blocks(path.read_text(encoding="utf-8")):
             # Padding keeps the file's line numbers in tracebacks.
             exec(compile("\n" * (line - 1) + code, str(path), "exec"), namespace)
+
+
+def test_every_public_module_has_a_reference_page() -> None:
+    """Each public module of the API inventory is rendered on a reference page in the site's nav."""
+    pages = {
+        path.read_text(encoding="utf-8").split("::: ", 1)[1].strip(): path.relative_to(ROOT)
+        for path in (ROOT / "reference" / "api").glob("*.md")
+    }
+    nav = (ROOT.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    assert set(check.PUBLIC_MODULES) <= set(pages)
+    for module in check.PUBLIC_MODULES:
+        assert f": {pages[module].as_posix()}\n" in nav, module
