@@ -3,13 +3,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CLI_STAMP := $(VENV)/.installed-cli
 
-.PHONY: test demo lint typecheck unit conformance api pykka-suite bench fuzz clean
+.PHONY: test demo lint typecheck unit conformance api pykka-suite docs bench fuzz clean
 
-# The tests cover the CLI, so they get the `cli` extra too.
+# The tests cover the CLI, so they get the `cli` extra too; `docs` builds the site.
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,cli]'
+	$(PY) -m pip install -q -e '.[test,cli,docs]'
 	touch $(STAMP) $(CLI_STAMP)
 
 # Just what the demo needs: the package and its `cli` extra (rich).
@@ -18,7 +18,7 @@ $(CLI_STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[cli]'
 	touch $(CLI_STAMP)
 
-test: $(STAMP) lint typecheck unit conformance api pykka-suite
+test: $(STAMP) lint typecheck unit conformance api pykka-suite docs
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -40,6 +40,11 @@ api: $(STAMP)
 pykka-suite: $(STAMP)
 	$(PY) scripts/pykka_suite.py
 
+# The documentation site, into site/ (git-ignored); --strict: a broken link, anchor or API
+# reference fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 demo: $(CLI_STAMP)
 	$(PY) -m praxo_actors.cli demo
 
@@ -58,4 +63,4 @@ fuzz: $(STAMP)
 		PRAXO_MODEL_TIMEOUT=14400 $(PY) -m pytest -q tests/chaos/test_model_based.py
 
 clean:
-	rm -rf $(VENV) .praxo build dist *.egg-info
+	rm -rf $(VENV) .praxo build dist site *.egg-info

@@ -303,7 +303,7 @@ def create_app(
 @contextlib.asynccontextmanager
 async def mount_protocols(app: FastAPI, runtime: Runtime) -> AsyncIterator[None]:
     """Serve the runtime's agents over AG-UI, A2A, OpenAI and MCP beside the app's own routes
-    while the block runs (see docs/protocols.md).
+    while the block runs (see docs/how-to/protocols.md).
 
     The apps need the open runtime, so they are built here, in the lifespan, and mounted after
     the app's routes (none of which they can shadow); they are unmounted when the block ends.
@@ -543,7 +543,7 @@ class Server(uvicorn.Server):
 
 
 # uvicorn's own logging set-up, plus the library's loggers: without them the runtime's reports
-# (a crashed session, an abandoned thread) would go nowhere (see docs/logging.md).
+# (a crashed session, an abandoned thread) would go nowhere (see docs/how-to/logging.md).
 LOG_CONFIG: dict[str, Any] = {
     **uvicorn.config.LOGGING_CONFIG,
     "loggers": {

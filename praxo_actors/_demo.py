@@ -386,9 +386,10 @@ class _EventCounter:
 def _logs_to(path: Path) -> Iterator[None]:
     """Write the library's records (INFO and up) and others' warnings to ``path`` as JSON lines.
 
-    The demo is a program, so it configures logging, as a host would (``docs/logging.md``): one
-    stdlib handler with structlog's ``ProcessorFormatter``, which renders the library's event
-    dicts, other libraries' stdlib records and any ``structlog.get_logger()`` logger alike.
+    The demo is a program, so it configures logging, as a host would
+    (``docs/how-to/logging.md``): one stdlib handler with structlog's ``ProcessorFormatter``,
+    which renders the library's event dicts, other libraries' stdlib records and any
+    ``structlog.get_logger()`` logger alike.
     Everything is put back when the demo ends.
     """
     previous = structlog.get_config()

@@ -1,6 +1,6 @@
-"""Take docs/observer.png: the observer's page during a demo run, in headless Chromium.
+"""Take docs/how-to/observer.png: the observer's page during a demo run, in headless Chromium.
 
-    python scripts/observer_screenshot.py [--out docs/observer.png]
+    python scripts/observer_screenshot.py [--out docs/how-to/observer.png]
 
 Runs ``praxo-actors demo --observe`` in a subprocess (long enough to be watched), opens the
 printed URL in Debian's Chromium through Playwright, waits until runs have completed and
@@ -25,7 +25,7 @@ TIMEOUT_MS = 60_000
 def main() -> int:
     """Run the demo, take the screenshot, and return the demo's exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "docs" / "observer.png"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "how-to" / "observer.png"))
     args = parser.parse_args()
     with TemporaryDirectory() as tmp:
         demo = subprocess.Popen(

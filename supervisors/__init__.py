@@ -1,6 +1,6 @@
 """OTP-style supervision for Pykka actors: monitors, supervisors, a registry.
 
-Generic: nothing here knows what the supervised actors do. See ``docs/supervision.md``.
+Generic: nothing here knows what the supervised actors do. See ``docs/how-to/supervision.md``.
 """
 
 from __future__ import annotations

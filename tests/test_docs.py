@@ -1,4 +1,4 @@
-"""Each ``docs/*.md`` file's Python examples run, in order, as one program."""
+"""Each ``docs/**/*.md`` page's Python examples run, in order, as one program."""
 
 from __future__ import annotations
 
@@ -12,14 +12,21 @@ import pytest
 import structlog
 from _helpers import python_blocks
 
-DOCS = sorted((Path(__file__).resolve().parents[1] / "docs").glob("*.md"))
+from api import check
+
+ROOT = Path(__file__).resolve().parents[1] / "docs"
+DOCS = sorted(ROOT.rglob("*.md"))
+IDS = [path.relative_to(ROOT).as_posix() for path in DOCS]
+# Python blocks the docs run, all pages together: a page split or moved keeps its examples.
+MIN_BLOCKS = 78
 
 
 @contextlib.contextmanager
 def logging_restored() -> Iterator[None]:
     """Put back the stdlib loggers' levels, handlers, flags and class, and structlog's config.
 
-    The docs configure logging as a program would (``docs/logging.md``); no other test may see it.
+    The docs configure logging as a program would (``docs/how-to/logging.md``); no other test
+    may see it.
     """
     manager = logging.Logger.manager
     loggers = [logging.getLogger(), *manager.loggerDict.values()]
@@ -50,13 +57,18 @@ def logging_restored() -> Iterator[None]:
 
 
 def test_the_docs_have_python_examples() -> None:
-    """The docs hold Python examples; logging.md holds its three set-ups."""
-    blocks = {path.name: python_blocks(path.read_text(encoding="utf-8")) for path in DOCS}
-    assert len(blocks["logging.md"]) == 3
-    assert all(blocks[name] for name in ("agent.md", "memory.md", "supervision.md"))
+    """The docs hold Python examples, the tutorial among them; logging holds its three set-ups."""
+    blocks = {
+        name: python_blocks(path.read_text(encoding="utf-8"))
+        for name, path in zip(IDS, DOCS, strict=True)
+    }
+    assert len(blocks["how-to/logging.md"]) == 3
+    assert all(blocks[f"how-to/{name}"] for name in ("agent.md", "memory.md", "supervision.md"))
+    assert blocks["tutorial/index.md"]
+    assert sum(len(found) for found in blocks.values()) >= MIN_BLOCKS
 
 
-@pytest.mark.parametrize("path", DOCS, ids=[path.name for path in DOCS])
+@pytest.mark.parametrize("path", DOCS, ids=IDS)
 def test_the_examples_run_in_order(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_thread_leaks: None
 ) -> None:
@@ -67,3 +79,15 @@ def test_the_examples_run_in_order(
         for line, code in python_blocks(path.read_text(encoding="utf-8")):
             # Padding keeps the file's line numbers in tracebacks.
             exec(compile("\n" * (line - 1) + code, str(path), "exec"), namespace)
+
+
+def test_every_public_module_has_a_reference_page() -> None:
+    """Each public module of the API inventory is rendered on a reference page in the site's nav."""
+    pages = {
+        path.read_text(encoding="utf-8").split("::: ", 1)[1].strip(): path.relative_to(ROOT)
+        for path in (ROOT / "reference" / "api").glob("*.md")
+    }
+    nav = (ROOT.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    assert set(check.PUBLIC_MODULES) <= set(pages)
+    for module in check.PUBLIC_MODULES:
+        assert f": {pages[module].as_posix()}\n" in nav, module

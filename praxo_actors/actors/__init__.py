@@ -15,7 +15,7 @@ loop. Beside them:
   :func:`check_not_blocking`);
 - the threads an owner of a loop needs (:func:`serve_loop`, :func:`in_thread`).
 
-See ``docs/runtime.md``.
+See ``docs/how-to/runtime.md``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ paged, each one inspectable, stopped or passivated), the recent runs and their t
 pending approvals (approve, deny), the event stream live over server-sent events, and the
 runtime's counters over 15 minutes with a run-latency histogram; the ``/api/*`` routes return
 the same data as JSON. It answers only the Host it is served on, and acts only on a same-origin
-``POST`` carrying the page's token. See docs/observability.md.
+``POST`` carrying the page's token. See docs/how-to/observability.md.
 """
 
 from __future__ import annotations

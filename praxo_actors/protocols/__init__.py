@@ -11,7 +11,7 @@ app: mount them together (``Mount``) in a host service, or serve one with
 :func:`praxo_actors.serving.serve`. Each answers only the ``Host`` it is served on (421
 ``PROTOCOL_HOST_REFUSED``) and answers hostile input with a 4xx and a code. Their SDKs are
 imported when an app is built, never by ``import praxo_actors.protocols``. See
-docs/protocols.md, docs/protocols-a2a.md and docs/protocols-mcp-server.md.
+docs/how-to/protocols.md, docs/how-to/protocols-a2a.md and docs/how-to/protocols-mcp-server.md.
 """
 
 from __future__ import annotations

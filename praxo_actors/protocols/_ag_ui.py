@@ -31,7 +31,7 @@ def ag_ui_app(
     (``RUN_FINISHED``, the call in ``pendingToolCallIds``) and the next request's trailing
     ``tool`` message is its result, with which the run goes on. An approval ends the run with
     an ``interrupt`` outcome, answered by the next request's ``resume`` entry. A failed run
-    ends with ``RUN_ERROR`` carrying its code. See docs/protocols.md.
+    ends with ``RUN_ERROR`` carrying its code. See docs/how-to/protocols.md.
 
     A request for another ``Host`` than the app is served on is 421
     ``PROTOCOL_HOST_REFUSED``; a body that is not JSON 400 ``PROTOCOL_BAD_JSON``; over 4 MiB

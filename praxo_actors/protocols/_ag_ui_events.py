@@ -1,6 +1,6 @@
 """One run's events, as AG-UI events: a pure translation, one praxo event at a time.
 
-The praxo events of a run (see docs/agent.md) map to AG-UI's: ``model.requested`` opens a
+The praxo events of a run (see docs/how-to/agent.md) map to AG-UI's: ``model.requested`` opens a
 step (closed by the next one or the run's end); ``model.delta`` streams text, which
 ``model.responded`` closes (or gives whole, when the model streamed none); ``tool.started``
 is a call (start, arguments, end; a call waiting for approval is one too) and

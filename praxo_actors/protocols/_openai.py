@@ -29,7 +29,7 @@ def openai_app(
     run's output: the text of steps that call tools is not part of it. A failed run is an
     OpenAI-shaped error body, ``{"error": {"message", "type", "param", "code"}}``, whose
     ``code`` is the run's (in a stream: an ``error`` chunk); the client does not retry it. See
-    docs/protocols.md.
+    docs/how-to/protocols.md.
 
     Refusals: 421 ``PROTOCOL_HOST_REFUSED`` for a foreign ``Host``; 400 ``PROTOCOL_BAD_JSON``,
     413 ``PROTOCOL_TOO_LARGE``, 400 ``PROTOCOL_INVALID_INPUT`` (with the ``param``); 404

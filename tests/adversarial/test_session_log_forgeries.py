@@ -9,9 +9,10 @@ the session, resumes its run and runs once more. ``PRAXO_FORGERY_SAMPLE`` sets h
 bulk go through a runtime too (``make fuzz``: all of them).
 
 A head moved back over records that are still there (or dropped) gives an earlier state the log
-really had: a rollback, which no document can tell from a real log (docs/durability.md). Those
-are counted apart; a runtime that saw the later version committed refuses them
-(``CHECKPOINT_STALE``), as ``test_a_rollback_is_stale_for_the_runtime_that_saw_it`` checks.
+really had: a rollback, which no document can tell from a real log
+(docs/how-to/durability.md). Those are counted apart; a runtime that saw the later version
+committed refuses them (``CHECKPOINT_STALE``), as
+``test_a_rollback_is_stale_for_the_runtime_that_saw_it`` checks.
 """
 
 from __future__ import annotations

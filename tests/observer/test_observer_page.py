@@ -169,7 +169,7 @@ def test_the_page_has_no_serious_accessibility_violation(observed: Observed, pag
     assert bad == []
     assert results["passes"], "axe-core checked nothing"
     shot = os.environ.get("PRAXO_OBSERVER_SCREENSHOT")
-    if shot:  # how docs/observer.png is taken
+    if shot:  # how docs/how-to/observer.png is taken
         page.screenshot(path=shot, full_page=True)
 
 

@@ -213,10 +213,11 @@ def test_ten_tasks_with_three_tools_on_the_default_configuration(
     Only the sampling is set (greedy, seeded, short answers) and the steps bounded (a task
     needs three at most): no tool-call format, no system prompt, no wrapper. Every request is
     checked in the shape the adapter sends it (``_tasks``); the score is recorded as the test's
-    ``score`` property and in docs/providers.md. The score has no floor: this 0.5B model answers
-    none of the tasks (after a tool result it writes more calls, whatever it is offered or
-    told; docs/providers.md). What the library does has one: the model writes a call as JSON
-    text in every task (measured: 10 of 10), which the loop reads and runs with no format set.
+    ``score`` property and in docs/how-to/providers.md. The score has no floor: this 0.5B model
+    answers none of the tasks (after a tool result it writes more calls, whatever it is offered
+    or told; docs/how-to/providers.md). What the library does has one: the model writes a call
+    as JSON text in every task (measured: 10 of 10), which the loop reads and runs with no format
+    set.
     """
     model = openai_model(
         ALIAS,

@@ -10,7 +10,7 @@ import supervisors
 from supervisors import _errors
 
 PACKAGE = Path(supervisors.__file__).parent
-DOCS = PACKAGE.parent / "docs" / "supervision.md"
+DOCS = PACKAGE.parent / "docs" / "how-to" / "supervision.md"
 
 
 def _imported_modules(path: Path) -> set[str]:

@@ -62,7 +62,7 @@ class RuntimeConfig:
             whose agent options set none (None: the global provider, if one is set).
         meter_provider: An OpenTelemetry ``MeterProvider`` for the runtime's metrics and
             those of hosted runs (None: the global provider, if one is set). See
-            docs/observability.md.
+            docs/how-to/observability.md.
         versions_kept: Stopped sessions whose last log version the runtime remembers, so
             that restoring one from an older log (a store put back) fails with
             ``CHECKPOINT_STALE``; the least recently stopped is forgotten first. Each

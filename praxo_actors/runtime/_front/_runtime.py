@@ -263,7 +263,7 @@ class Runtime:
             per_session: Build the options per session instead of once.
             durable: Journal every completed effect of its runs in the store, so that a run cut
                 off by a crash resumes where it was, repeating no completed model or tool call
-                (see docs/durability.md).
+                (see docs/how-to/durability.md).
 
         Raises:
             PraxoError: ``RUNTIME_INVALID_CONFIG`` for a bad name, factory or flag;
