@@ -41,7 +41,7 @@ pykka-suite: $(STAMP)
 	$(PY) scripts/pykka_suite.py
 
 demo: $(CLI_STAMP)
-	$(PY) -m praxo_actors.cli demo
+	$(PY) -m praxo_actors demo
 
 bench: $(STAMP)
 	$(VENV)/bin/praxo-actors bench
