@@ -181,6 +181,8 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
     def show(report: DemoReport) -> None:
         verdict = "ok" if report.ok else "FAILED"
         view.summary(f"summary ({verdict})", report.rows())
+        for note in report.notes():
+            view.console.print(note, markup=False, highlight=False, soft_wrap=True)
         for problem in report.unexpected[:10]:
             view.console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
 

@@ -64,6 +64,12 @@ def test_the_demo_runs_and_summarises(tmp_path: Path) -> None:
     assert int(rows["completed"]) + int(rows["failed"]) == 100
     assert float(rows["runs/s"]) > 0
     assert rows["latency p50"].endswith(" ms") and rows["latency p99"].endswith(" ms")
+    # What the latency is made of: the model's time, and waiting behind the other runs.
+    model_ms = float(rows["model time p50"].removesuffix(" ms"))
+    assert 0 < model_ms < float(rows["latency p50"].removesuffix(" ms"))
+    assert rows["waiting p50"].endswith(" ms")
+    assert "latency: from submitting a run to its outcome" in done.stdout
+    assert "50 sessions run at once (--concurrency), so each run waits" in done.stdout
     assert rows["failed SESSION_CRASHED"] == "1"
     assert rows["crashes"] == "1"
     assert rows["restored from checkpoint"] == "1/1"
