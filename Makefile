@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CLI_STAMP := $(VENV)/.installed-cli
 
-.PHONY: test demo lint typecheck unit conformance api pykka-suite docs bench fuzz clean
+.PHONY: test demo lint typecheck unit conformance api pykka-suite docs bench fuzz dist dist-check clean
 
 # The tests cover the CLI, so they get the `cli` extra too; `docs` builds the site.
 $(STAMP): pyproject.toml
@@ -45,8 +45,21 @@ pykka-suite: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
+# The sdist and the wheel in dist/, checked by twine and by scripts/check_dist.py (py.typed in,
+# tests out). `python -m build` gets hatchling from the package index.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
+	$(PY) scripts/check_dist.py dist
+
+# The built wheel installed in a fresh venv (its dependencies from the package index), running
+# the README's quick start there: CI runs it after `make test`.
+dist-check: dist
+	$(PY) scripts/check_dist.py --fresh-venv dist
+
 demo: $(CLI_STAMP)
-	$(PY) -m praxo_actors.cli demo
+	$(PY) -m praxo_actors demo
 
 bench: $(STAMP)
 	$(VENV)/bin/praxo-actors bench

@@ -14,7 +14,8 @@ The runtime starts in the app's lifespan and stops on shutdown. Endpoints:
 The agent is a scripted ``async`` model (a stand-in for an LLM client) with one tool that
 counts words. An input of ``fail`` makes the model fail with ``MODEL_UNAVAILABLE``.
 
-Run: ``python examples/asgi_service.py`` (needs ``uvicorn``), then for example::
+Run: ``python examples/asgi_service.py`` (needs ``uvicorn``; ``HOST`` and ``PORT`` change where
+it listens, 127.0.0.1:8000 by default; Ctrl-C stops it, exit status 130), then for example::
 
     curl -N localhost:8000/sessions/s1/events &
     curl -X POST localhost:8000/sessions/s1/runs -d '{"input": "count these words"}'
@@ -187,8 +188,20 @@ def error(code: str, message: str, run_id: str | None = None) -> JSONResponse:
 app = create_app()
 
 if __name__ == "__main__":
+    import os
+    import sys
+
     import uvicorn
 
     # Open event streams end when the runtime stops, which happens after the server has
     # waited for its connections: bound that wait.
-    uvicorn.run(app, host="127.0.0.1", port=8000, timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        host=os.environ.get("HOST", "127.0.0.1"),
+        port=int(os.environ.get("PORT", "8000")),
+        timeout_graceful_shutdown=5,
+    )
+    try:
+        uvicorn.Server(config).run()
+    except KeyboardInterrupt:  # Ctrl-C: the server has shut down and the runtime stopped
+        sys.exit(130)

@@ -6,7 +6,8 @@ completed in the session, and answers the new line after them. ``on_busy="rollba
 keep nothing of the cancelled run.
 
 The agent looks each question up (a tool that takes ``PRAXO_LOOKUP_SECONDS``, 1.0 by default)
-and then answers. Run it and type: ``python examples/console_chat.py``. End with Ctrl-D.
+and then answers. Run it and type: ``python examples/console_chat.py``. End with Ctrl-D (exit
+status 0), or stop it with Ctrl-C (exit status 130).
 """
 
 from __future__ import annotations
@@ -62,14 +63,24 @@ async def main() -> int:
         runtime.register_agent("default", agent)
         session = runtime.session("console")
         answers: list[asyncio.Task[None]] = []
-        while line := (await reader.readline()).decode():
-            if line.strip():
-                answers.append(asyncio.create_task(answer(session, line.strip())))
-        await asyncio.gather(*answers)
+        try:
+            while line := (await reader.readline()).decode():
+                if line.strip():
+                    answers.append(asyncio.create_task(answer(session, line.strip())))
+            await asyncio.gather(*answers)
+        finally:
+            # On Ctrl-C (this task cancelled) the answers still waiting are cancelled and
+            # awaited before the runtime stops, so none fails unseen with RUNTIME_STOPPED.
+            for task in answers:
+                task.cancel()
+            await asyncio.gather(*answers, return_exceptions=True)
         history = await session.ahistory()
         print(f"{sum(m.role == 'user' for m in history)} questions in the history", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    try:
+        sys.exit(asyncio.run(main()))
+    except KeyboardInterrupt:  # Ctrl-C: the runtime has stopped; no traceback
+        sys.exit(130)

@@ -10,6 +10,7 @@ Run: ``python examples/event_subscriber.py``
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any
 
@@ -106,4 +107,7 @@ def main() -> dict[str, dict[str, int]]:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: what main() started has stopped by now
+        sys.exit(130)

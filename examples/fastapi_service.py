@@ -85,6 +85,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Annotated, Any
 
@@ -590,4 +591,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: what main() started has stopped by now
+        sys.exit(130)

@@ -6,6 +6,10 @@ It searches a few canned notes, so the example needs no network.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("praxo-research", log_level="WARNING")
@@ -24,5 +28,14 @@ def search(query: str) -> str:
     return "\n".join(found) or f"no notes on {query!r}"
 
 
+def _interrupted(_signum: int, _frame: object) -> None:
+    """Exit at once on Ctrl-C: the stdio transport reads stdin in a worker thread that no
+    cancellation reaches, so a normal shutdown would wait for the next line of input. The
+    server keeps no state, so there is nothing to save."""
+    sys.stdout.flush()
+    os._exit(130)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, _interrupted)
     server.run()

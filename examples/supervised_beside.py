@@ -15,6 +15,7 @@ Run: ``python examples/supervised_beside.py``
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -162,4 +163,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: what main() started has stopped by now
+        sys.exit(130)

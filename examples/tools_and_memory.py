@@ -11,6 +11,7 @@ Run: ``python examples/tools_and_memory.py``
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -104,4 +105,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: what main() started has stopped by now
+        sys.exit(130)

@@ -5,7 +5,9 @@ and the memory tools, and that sometimes fails with a :class:`~praxo_actors.mode
 A few sessions are crashed mid-run (``crash_for_testing``): the run they hold fails with
 ``SESSION_CRASHED`` and the session is restored from its checkpoint by its next run. At the end
 the demo checks that every session's history holds exactly the runs that completed (a failed or
-crashed run commits nothing), and reports throughput, latency and the runtime's counters.
+crashed run commits nothing), and reports throughput, latency (split into the model's time
+and the time spent waiting in the runtime: see :mod:`praxo_actors._demo_report`) and the
+runtime's counters.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from praxo_actors._demo_report import DemoConfig, DemoReport
 from praxo_actors._demo_view import DemoView, Snapshot
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, new_agent_options
@@ -38,96 +40,6 @@ __all__ = ["DemoConfig", "DemoReport", "run_demo"]
 AGENT = "demo"
 MODEL_ERROR_CODES = ("MODEL_UNAVAILABLE", "MODEL_RATE_LIMITED")
 """The codes the scripted model fails with, drawn at random."""
-
-
-@dataclass(frozen=True)
-class DemoConfig:
-    """What the demo runs; see ``praxo-actors demo --help``."""
-
-    sessions: int = 2000
-    runs_per_session: int = 3
-    latency: float = 0.05
-    failure_rate: float = 0.05
-    store: str = ".praxo/demo.sqlite3"
-    live: bool = True
-    concurrency: int = 500
-    idle_timeout: float = 1.0
-    crashes: int | None = None
-    seed: int | None = None
-    run_timeout: float = 60.0
-    observe: bool = False
-    observe_port: int = 0
-    keep: bool = False  # with observe: serve on after the demo until SIGINT or SIGTERM
-
-    def crash_count(self) -> int:
-        """Return how many sessions to crash (none when no later run could restore them)."""
-        if self.runs_per_session < 2:
-            return 0
-        wanted = self.crashes if self.crashes is not None else max(1, self.sessions // 400)
-        return min(wanted, self.sessions)
-
-
-@dataclass
-class DemoReport:
-    """What the demo measured; ``ok`` decides the exit status."""
-
-    runs_total: int
-    elapsed: float = 0.0
-    completed: int = 0
-    failed: Counter[str] = field(default_factory=Counter)
-    unexpected: list[str] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)
-    crashed_sessions: int = 0
-    restored_sessions: int = 0
-    consistent_sessions: int = 0
-    sessions: int = 0
-    crashes: int = 0
-    activations: int = 0
-    passivations: int = 0
-    events_emitted: int = 0
-    events_counted: int = 0
-    events_dropped: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """Whether every run ended completed or with a code, and every history is consistent."""
-        settled = self.completed + sum(self.failed.values()) == self.runs_total
-        return settled and not self.unexpected and self.consistent_sessions == self.sessions
-
-    def percentile(self, q: float) -> float:
-        """Return the ``q`` quantile of run latency in seconds (nearest rank; 0 if none)."""
-        if not self.latencies:
-            return 0.0
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    def rows(self) -> list[tuple[str, str]]:
-        """Return the summary as (label, value) rows."""
-        rate = (self.completed + sum(self.failed.values())) / self.elapsed if self.elapsed else 0.0
-        rows = [
-            ("sessions", str(self.sessions)),
-            ("runs", str(self.runs_total)),
-            ("elapsed", f"{self.elapsed:.2f} s"),
-            ("runs/s", f"{rate:.1f}"),
-            ("latency p50", f"{self.percentile(0.50) * 1000:.1f} ms"),
-            ("latency p99", f"{self.percentile(0.99) * 1000:.1f} ms"),
-            ("completed", str(self.completed)),
-            ("failed", str(sum(self.failed.values()))),
-        ]
-        rows += [(f"failed {code}", str(n)) for code, n in sorted(self.failed.items())]
-        if self.unexpected:
-            rows.append(("ended without a code", str(len(self.unexpected))))
-        rows += [
-            ("crashes", str(self.crashes)),
-            ("restored from checkpoint", f"{self.restored_sessions}/{self.crashed_sessions}"),
-            ("activations", str(self.activations)),
-            ("passivations", str(self.passivations)),
-            ("events emitted", str(self.events_emitted)),
-            ("events counted by subscriber", str(self.events_counted)),
-            ("dropped", str(self.events_dropped)),
-            ("histories consistent", f"{self.consistent_sessions}/{self.sessions}"),
-        ]
-        return rows
 
 
 class DemoModel:
@@ -154,6 +66,8 @@ class DemoModel:
         self.crash_targets = crash_targets
         self.crash = crash
         self.crashed: list[str] = []
+        # The simulated latency each run's calls asked for, by run id; the driver pops it.
+        self.model_seconds: dict[str, float] = {}
 
     async def __call__(self, request: Request) -> Response | ModelError:
         """Answer one step of a run."""
@@ -167,7 +81,9 @@ class DemoModel:
             del self.crash_targets[sid]
             self.crashed.append(sid)
             self.crash(sid)
-        await asyncio.sleep(self.latency * self.rng.uniform(0.5, 1.5))
+        delay = self.latency * self.rng.uniform(0.5, 1.5)
+        self.model_seconds[request.run_id] = self.model_seconds.get(request.run_id, 0.0) + delay
+        await asyncio.sleep(delay)
         results = [json.loads(str(m.content)) for m in turn if m.role == "tool"]
         if not results:
             if self.rng.random() < self.failure_rate:
@@ -251,6 +167,7 @@ async def _demo(
     targets = {sid: 1 for sid in rng.sample(ids, config.crash_count())}
     report = DemoReport(runs_total=config.sessions * config.runs_per_session)
     report.sessions = config.sessions
+    report.concurrency = min(config.concurrency, config.sessions)
     completed_by_session: Counter[str] = Counter()
     # The display thread reads this while the driver counts: a plain int, unlike the Counter.
     failures = [0]
@@ -283,6 +200,7 @@ async def _demo(
                 handle = runtime.session(sid, AGENT)
                 for k in range(config.runs_per_session):
                     started = time.perf_counter()
+                    future = None
                     try:
                         future = handle.run(f"run {k}: multiply two numbers")
                         await asyncio.wait_for(_wait(future), config.run_timeout)
@@ -299,6 +217,8 @@ async def _demo(
                         report.completed += 1
                         completed_by_session[sid] += 1
                     report.latencies.append(time.perf_counter() - started)
+                    run_id = getattr(future, "run_id", "")
+                    report.model_times.append(model.model_seconds.pop(run_id, 0.0))
 
         start = time.perf_counter()
 

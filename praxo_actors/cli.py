@@ -1,6 +1,6 @@
 """The ``praxo-actors`` command: the live demo, the conformance vectors, the benchmarks.
 
-Run ``praxo-actors --help`` (or ``python -m praxo_actors.cli --help``). Exit statuses: 0 on
+Run ``praxo-actors --help`` (or ``python -m praxo_actors --help``). Exit statuses: 0 on
 success, 1 when the demo, a vector or a benchmark fails, 2 for a usage error or when the
 conformance vectors or benchmarks are not available (they ship with the source repository,
 not with the installed package), or when the demo's display library ``rich`` is not installed
@@ -19,9 +19,12 @@ from pathlib import Path
 __all__ = ["build_parser", "main"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "praxo-actors") -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status.
+
+    ``prog`` is the command's name in its help and usage messages.
+    """
+    parser = build_parser(prog)
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -29,10 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return command(args, extra)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "praxo-actors") -> argparse.ArgumentParser:
     """Return the argument parser of the ``praxo-actors`` command."""
     parser = argparse.ArgumentParser(
-        prog="praxo-actors", description="Host LLM agents inside Python services."
+        prog=prog, description="Host LLM agents inside Python services."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -100,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     conformance = commands.add_parser(
         "conformance",
         help="run the conformance vectors (from a source checkout)",
-        description="Run the conformance vector groups and print one line per group.",
+        description="Run the conformance vector groups and print one line per group. What "
+        "needs an optional extra or a service that is missing (PostgresStore: the 'postgres' "
+        "extra and a server) is skipped with a SKIP line saying what it needs; the exit status "
+        "is 0 when every case that ran passed.",
     )
     conformance.add_argument("groups", nargs="*", help="groups to run (default: all)")
     conformance.set_defaults(run=_run_conformance)
@@ -175,6 +181,8 @@ def _run_demo(args: argparse.Namespace, _extra: list[str]) -> int:
     def show(report: DemoReport) -> None:
         verdict = "ok" if report.ok else "FAILED"
         view.summary(f"summary ({verdict})", report.rows())
+        for note in report.notes():
+            view.console.print(note, markup=False, highlight=False, soft_wrap=True)
         for problem in report.unexpected[:10]:
             view.console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
 

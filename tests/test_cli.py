@@ -64,6 +64,12 @@ def test_the_demo_runs_and_summarises(tmp_path: Path) -> None:
     assert int(rows["completed"]) + int(rows["failed"]) == 100
     assert float(rows["runs/s"]) > 0
     assert rows["latency p50"].endswith(" ms") and rows["latency p99"].endswith(" ms")
+    # What the latency is made of: the model's time, and waiting behind the other runs.
+    model_ms = float(rows["model time p50"].removesuffix(" ms"))
+    assert 0 < model_ms < float(rows["latency p50"].removesuffix(" ms"))
+    assert rows["waiting p50"].endswith(" ms")
+    assert "latency: from submitting a run to its outcome" in done.stdout
+    assert "50 sessions run at once (--concurrency), so each run waits" in done.stdout
     assert rows["failed SESSION_CRASHED"] == "1"
     assert rows["crashes"] == "1"
     assert rows["restored from checkpoint"] == "1/1"
@@ -183,15 +189,30 @@ def test_conformance_exit_status_reflects_the_vectors() -> None:
     assert "0 passed, 1 failed" in failing.stdout
 
 
-def test_the_module_form_runs_too() -> None:
-    """``python -m praxo_actors.cli`` is the same command."""
+@pytest.mark.parametrize("module", ["praxo_actors", "praxo_actors.cli"])
+def test_the_module_form_runs_too(module: str) -> None:
+    """``python -m praxo_actors`` (and ``python -m praxo_actors.cli``) is the same command."""
     done = subprocess.run(
-        [sys.executable, "-m", "praxo_actors.cli", "conformance", "json"],
+        [sys.executable, "-m", module, "conformance", "json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].endswith("passed, 0 failed")
+
+
+def test_the_package_module_names_itself_in_its_usage() -> None:
+    """``python -m praxo_actors --help`` describes the command under the name it was run by."""
+    done = subprocess.run(
+        [sys.executable, "-m", "praxo_actors", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m praxo_actors ")
+    assert "conformance" in done.stdout and "demo" in done.stdout
 
 
 def test_conformance_without_a_checkout_says_so(

@@ -1,7 +1,9 @@
 """Run the memory vectors against every store backend: all must give the same outcomes.
 
-``PostgresStore`` joins when a server is there: ``PRAXO_POSTGRES_DSN``, or one started on
-loopback from the local binaries for the run (each case in a schema of its own).
+``PostgresStore`` joins when psycopg (the ``postgres`` extra) is installed and a server is there:
+``PRAXO_POSTGRES_DSN``, or one started on loopback from the local binaries for the run (each case
+in a schema of its own). Without either, the group runs on the other backends and its
+``notes()`` say what ``PostgresStore`` needs.
 """
 
 from __future__ import annotations
@@ -50,10 +52,27 @@ def _postgres(clock: Clock) -> StoreBase:
     return PostgresStore(dsn, schema=schema, clock=clock)
 
 
-def _backends() -> dict[str, Callable[[Clock], StoreBase]]:
+def _postgres_missing() -> str | None:
+    """What ``PostgresStore`` needs to join this run, or None when it can."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "needs the 'postgres' extra: pip install 'praxo-actors[postgres]'"
     if _postgres_dsn() is None:
+        return "needs a PostgreSQL server: set PRAXO_POSTGRES_DSN or install its binaries"
+    return None
+
+
+def _backends() -> dict[str, Callable[[Clock], StoreBase]]:
+    if _postgres_missing() is not None:
         return BACKENDS
     return {**BACKENDS, "PostgresStore": _postgres}
+
+
+def notes() -> list[str]:
+    """The backends this run left out, and what each needs."""
+    missing = _postgres_missing()
+    return [] if missing is None else [f"PostgresStore (every case): {missing}"]
 
 
 def _item(item: Item, stamps: bool) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import inspect
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from praxo_actors.models import (
     Message,
@@ -22,6 +22,7 @@ __all__ = [
     "EchoModel",
     "FunctionModel",
     "ModelReply",
+    "PerSessionModel",
     "ScriptExhaustedError",
     "ScriptItem",
     "ScriptedModel",
@@ -91,6 +92,12 @@ class _RecordingModel:
 class ScriptedModel(_RecordingModel):
     """Replay a fixed list of replies, one per model call.
 
+    One ``ScriptedModel`` is one script, whoever calls it. A runtime builds an agent's options
+    once (``register_agent`` without ``per_session``), so every session of the runtime calls the
+    same model and the sessions consume one shared script, in whatever order their calls come.
+    For a script of its own in each session, use :meth:`per_session` (or register the agent
+    with ``per_session=True`` and a factory that builds a new ``ScriptedModel``).
+
     Args:
         script: The replies in order (see :func:`to_reply` for what an item may be); checked
             when the model is built.
@@ -103,6 +110,19 @@ class ScriptedModel(_RecordingModel):
         super().__init__()
         self._script = deque(to_reply(item) for item in script)
         self._used = 0
+
+    @classmethod
+    def per_session(cls, script: Iterable[ScriptItem]) -> PerSessionModel[ScriptedModel]:
+        """Return a model that replays ``script`` from its start in each session.
+
+        The first request of a session (``request.session_id``) gets a fresh
+        ``ScriptedModel(script)``; :meth:`PerSessionModel.model` returns it.
+
+        Raises:
+            TypeError: A script item is not one of the accepted kinds (checked here).
+        """
+        replies = [to_reply(item) for item in script]
+        return PerSessionModel(lambda _session_id: cls(replies))
 
     @property
     def remaining(self) -> int:
@@ -131,6 +151,17 @@ class FunctionModel(_RecordingModel):
         super().__init__()
         self.fn = fn
 
+    @classmethod
+    def per_session(
+        cls, make: Callable[[str], Callable[[Request], Any]]
+    ) -> PerSessionModel[FunctionModel]:
+        """Return a model that answers each session with a function of its own.
+
+        The first request of a session calls ``make(session_id)`` for that session's function
+        (so state it closes over belongs to one session) and wraps it in a ``FunctionModel``.
+        """
+        return PerSessionModel(lambda session_id: cls(make(session_id)))
+
     def _reply(self, request: Request) -> ModelReply:
         result = self.fn(request)
         if inspect.isawaitable(result):
@@ -146,6 +177,58 @@ class FunctionModel(_RecordingModel):
         if inspect.isawaitable(result):
             result = await result
         return to_reply(result)
+
+
+M = TypeVar("M", bound=_RecordingModel)
+
+
+class PerSessionModel(Generic[M]):
+    """A model callback holding one model per session, built on its session's first request.
+
+    ``make(session_id)`` builds the model of a session the first time a request of that
+    session (``request.session_id``) comes; every later request of the session goes to it. A
+    session's child sessions (``agent_tool``) are sessions of their own. Use it where one
+    model serves many sessions, e.g. the options of a runtime's agent; build it with
+    :meth:`ScriptedModel.per_session` or :meth:`FunctionModel.per_session`.
+    """
+
+    def __init__(self, make: Callable[[str], M]) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._models: dict[str, M] = {}
+        self.requests: list[Request] = []
+        """Every request received, in order, whichever its session."""
+
+    def model(self, session_id: str) -> M:
+        """Return the model of session ``session_id``.
+
+        Raises:
+            KeyError: No request of that session has come yet.
+        """
+        with self._lock:
+            return self._models[session_id]
+
+    @property
+    def sessions(self) -> list[str]:
+        """The sessions that have a model, in the order of their first request."""
+        with self._lock:
+            return list(self._models)
+
+    def _for(self, request: Request) -> M:
+        with self._lock:
+            self.requests.append(request)
+            found = self._models.get(request.session_id)
+            if found is None:
+                found = self._models[request.session_id] = self._make(request.session_id)
+            return found
+
+    def __call__(self, request: Request) -> ModelReply:
+        """Answer ``request`` with its session's model (pass this to ``run_agent``)."""
+        return self._for(request)(request)
+
+    async def acall(self, request: Request) -> ModelReply:
+        """Answer ``request`` with its session's model's ``acall`` (for ``arun_agent``)."""
+        return await self._for(request).acall(request)
 
 
 class EchoModel(_RecordingModel):
