@@ -15,6 +15,7 @@ epoch): start a ``ManualClock`` at the time a test wants.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 import socket
@@ -87,6 +88,7 @@ class ScheduleRunner:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._cond = threading.Condition()
         self._heap: list[tuple[int, str]] = []
+        self._armed: dict[str, int] = {}  # each schedule's one live heap entry (others: stale)
         self._waiting: dict[str, set[str]] = {}  # agent ("": any) -> schedules waiting for it
         self._thread: threading.Thread | None = None
         self._timer: Timer | None = None
@@ -164,8 +166,9 @@ class ScheduleRunner:
 
     def _add(self, schedule_id: str, due_ns: int) -> None:
         with self._cond:
-            if self._closed:
+            if self._closed or self._armed.get(schedule_id) == due_ns:
                 return
+            self._armed[schedule_id] = due_ns
             heapq.heappush(self._heap, (due_ns, schedule_id))
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -200,10 +203,16 @@ class ScheduleRunner:
                 now = self.wall_ns()
                 heap = self._heap
                 if heap and heap[0][0] <= now:
-                    due: dict[str, None] = {}
+                    due: list[str] = []
+                    armed = self._armed
                     while heap and heap[0][0] <= now:
-                        due[heapq.heappop(heap)[1]] = None
-                    return list(due)
+                        at, schedule_id = heapq.heappop(heap)
+                        if armed.get(schedule_id) == at:
+                            del armed[schedule_id]
+                            due.append(schedule_id)
+                    if due:
+                        return due
+                    continue
                 if not heap:
                     self._cond.wait()
                 elif self._clock is None:
@@ -307,8 +316,7 @@ class ScheduleRunner:
         if row.key is not None:
             data["key"] = row.key
         front = self._front()
-        # Posted before the run: a refusal's schedule.failed, posted by the run, comes after.
-        self._publish("schedule.fired", row, run_id, data)
+        told = _Told(self, row, run_id, data)
         try:
             if front is None:
                 raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
@@ -320,22 +328,18 @@ class ScheduleRunner:
             else:
                 future = handle._submit(run_id, row.input, None, None)
         except PraxoError as exc:
-            self._publish("schedule.failed", row, run_id, {**data, "code": exc.code})
+            told.fired()
+            told.refused(exc.code)
             return exc
-
-        def refused(done: Any) -> None:
-            try:
-                done.get(timeout=0)
-            except PraxoError as exc:
-                if exc.code in _REFUSED:
-                    self._publish("schedule.failed", row, run_id, {**data, "code": exc.code})
-            except Exception:  # the run's own failure is the run's events' to tell
-                pass
-
-        future.add_done_callback(refused)
+        future.add_done_callback(told.ended)
+        told.fired()
         return None
 
-    def _publish(self, kind: str, row: ScheduleRow, run_id: str, data: dict[str, Any]) -> None:
+    def _publish(
+        self, kind: str, row: ScheduleRow, run_id: str, data: dict[str, Any], wait: bool = False
+    ) -> None:
+        """Hand an event to the bus (through the loop, which holds its ref); with ``wait``,
+        return once the bus has it in its mailbox (what is published next comes after it)."""
         event = Event(kind, run_id, row.session_id, 0, self.wall_ns(), data)
         kernel = self._kernel
 
@@ -344,4 +348,47 @@ class ScheduleRunner:
             if bus is not None and kernel.host.has_subscribers():
                 bus.tell(encode(Publish(events=[event])))
 
-        kernel.post(tell)
+        if not wait:
+            kernel.post(tell)
+            return
+        with contextlib.suppress(PraxoError):  # the runtime is stopping: no one to tell
+            kernel.call(tell, timeout=self._timeout)
+
+
+class _Told:
+    """One fire's events: ``schedule.fired`` once the run is submitted (so that a subscriber
+    finds the run by its id), then ``schedule.failed`` if the run was refused (the refusal,
+    on the runtime's loop, may come first: it then waits for the fired event)."""
+
+    def __init__(
+        self, runner: ScheduleRunner, row: ScheduleRow, run_id: str, data: dict[str, Any]
+    ) -> None:
+        self._runner, self._row, self._run_id, self._data = runner, row, run_id, data
+        self._lock = threading.Lock()
+        self._announced = False
+        self._refusal: str | None = None
+
+    def fired(self) -> None:
+        self._runner._publish("schedule.fired", self._row, self._run_id, self._data, wait=True)
+        with self._lock:
+            self._announced = True
+            code, self._refusal = self._refusal, None
+        if code is not None:
+            self.refused(code)
+
+    def refused(self, code: str) -> None:
+        with self._lock:
+            if not self._announced:
+                self._refusal = code
+                return
+        data = {**self._data, "code": code}
+        self._runner._publish("schedule.failed", self._row, self._run_id, data)
+
+    def ended(self, done: Any) -> None:
+        try:
+            done.get(timeout=0)
+        except PraxoError as exc:
+            if exc.code in _REFUSED:
+                self.refused(exc.code)
+        except Exception:  # the run's own failure is the run's events' to tell
+            pass
