@@ -54,6 +54,10 @@ logger = get_logger("praxo_actors.runtime")
 _NS = 1_000_000_000
 LEASE_NS = 30 * _NS
 """How long a claim on a fire holds before another runner may take the fire over."""
+RESCAN_NS = 60 * _NS
+"""How often a runner on a shared store (PostgreSQL) reads every schedule again, to arm those
+other runtimes made (a host that died leaves its schedules to the others)."""
+_RESCAN = ""  # the heap entry of the next rescan (no schedule id is empty)
 _RETRY_NS = 1 * _NS  # a fire the store failed is tried again this much later
 _IDLE_WAIT = 60.0  # real time: wake at least this often (a clock set forward, a long delay)
 
@@ -140,9 +144,12 @@ class ScheduleRunner:
 
     def load(self) -> int:
         """Arm every schedule in the store (a runtime started with ``resume=True``)."""
-        rows = read_rows(self.store)
+        store = self.store
+        rows = read_rows(store)
         for row in rows:
             self._add(row.id, row.next_fire_ns)
+        if type(store).__name__ == "PostgresStore":
+            self._add(_RESCAN, self.wall_ns() + RESCAN_NS)
         return len(rows)
 
     def agent_registered(self, name: str) -> None:
@@ -191,7 +198,10 @@ class ScheduleRunner:
                 return
             for schedule_id in due:
                 try:
-                    self._fire(schedule_id)
+                    if schedule_id == _RESCAN:
+                        self.load()
+                    else:
+                        self._fire(schedule_id)
                 except Exception as exc:  # the store failed: try this one again later
                     logger.warning("schedule_fire_failed", schedule_id=schedule_id, error=repr(exc))
                     self._add(schedule_id, self.wall_ns() + _RETRY_NS)
