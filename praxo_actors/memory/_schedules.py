@@ -14,6 +14,7 @@ makes a no-op.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Literal
 
 import msgspec
@@ -27,6 +28,7 @@ __all__ = [
     "ScheduleRow",
     "delete_row",
     "insert_row",
+    "iter_rows",
     "keyed_id",
     "read_row",
     "read_rows",
@@ -100,20 +102,23 @@ def read_row(store: StoreBase, schedule_id: str) -> tuple[ScheduleRow | None, st
 
 def read_rows(store: StoreBase, session_id: str | None = None) -> list[ScheduleRow]:
     """Return every schedule (or the session's), in id order."""
-    rows: list[ScheduleRow] = []
+    return [row for row in iter_rows(store) if session_id is None or row.session_id == session_id]
+
+
+def iter_rows(store: StoreBase, page: int = 1000) -> Iterator[ScheduleRow]:
+    """Yield every schedule in id order, reading ``page`` at a time (a store of 100,000
+    schedules is never all in memory at once)."""
     offset = 0
     while True:
-        page = store.search(SCHEDULES, limit=1000, offset=offset)
-        for item in page:
+        items = store.search(SCHEDULES, limit=page, offset=offset)
+        for item in items:
             try:
-                row = msgspec.convert(item.value, ScheduleRow)
+                yield msgspec.convert(item.value, ScheduleRow)
             except msgspec.ValidationError:
-                continue
-            if session_id is None or row.session_id == session_id:
-                rows.append(row)
-        if len(page) < 1000:
-            return rows
-        offset += len(page)
+                continue  # not a schedule this code can read: left alone
+        if len(items) < page:
+            return
+        offset += len(items)
 
 
 def insert_row(store: StoreBase, row: ScheduleRow) -> ScheduleRow:

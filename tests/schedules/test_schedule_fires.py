@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import START, TIMEOUT, Fires
+from _schedule_helpers import START, TIMEOUT, Fires
 
 from praxo_actors.memory._inbox import INBOX
 from praxo_actors.runtime import Runtime, Schedule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from conftest import START, TIMEOUT, Fires
+from _schedule_helpers import START, TIMEOUT, Fires
 
 from praxo_actors.runtime import Runtime
 from praxo_actors.runtime._schedule._runner import RESCAN_NS

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import TIMEOUT, Fires
+from _schedule_helpers import TIMEOUT, Fires
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options

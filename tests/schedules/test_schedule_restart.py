@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
-from conftest import START, TIMEOUT, Fires
+from _schedule_helpers import START, TIMEOUT, Fires
 
 from praxo_actors.agent import new_agent_options
 from praxo_actors.memory._schedules import read_row, replace_row
@@ -110,3 +110,22 @@ def test_a_dead_claimers_fire_waits_for_its_lease_and_is_not_submitted_twice(
     clock.advance(30)
     (event,) = fires.wait(1)
     assert event.data["occurrence_ns"] == _at(120)
+
+
+def test_a_resuming_runtime_keeps_only_near_fires_in_memory(
+    runtime: Start, clock: ManualClock
+) -> None:
+    """With ``resume=True`` a fire more than an hour away is not held in memory; the store is
+    read again each half hour, and the fire is made on time."""
+    from praxo_actors.runtime._schedule._runner import HORIZON_NS
+
+    rt, fires = runtime(clock=clock, resume=True)
+    schedule = rt.session("s").schedule("later", after=3 * 3600)
+    assert schedule.id not in rt._schedules._armed
+    for _ in range(5):  # 2.5 hours, by half hours: each step rescans
+        clock.advance(HORIZON_NS / 2e9)
+        rt.statistics()
+    assert fires.of() == []
+    clock.advance(HORIZON_NS / 2e9)
+    (event,) = fires.wait(1)
+    assert event.data["occurrence_ns"] == _at(3 * 3600)

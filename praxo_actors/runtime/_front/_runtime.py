@@ -217,7 +217,7 @@ class Runtime:
         """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
         self.root = self._machine.build()
         if self._config.resume:
-            self._schedules.load()
+            self._schedules.start()
         self._observe()
         logger.info("runtime_started", store=type(self.store).__name__)
 

@@ -34,6 +34,7 @@ from praxo_actors.memory._schedules import (
     ScheduleRow,
     delete_row,
     insert_row,
+    iter_rows,
     read_row,
     read_rows,
     replace_row,
@@ -57,6 +58,9 @@ LEASE_NS = 30 * _NS
 RESCAN_NS = 60 * _NS
 """How often a runner on a shared store (PostgreSQL) reads every schedule again, to arm those
 other runtimes made (a host that died leaves its schedules to the others)."""
+HORIZON_NS = 3600 * _NS
+"""A runner that reads the store's schedules (``resume=True``) keeps in memory only those due
+within this much time (a heap entry each), and reads the store again every half of it."""
 _RESCAN = ""  # the heap entry of the next rescan (no schedule id is empty)
 _RETRY_NS = 1 * _NS  # a fire the store failed is tried again this much later
 _IDLE_WAIT = 60.0  # real time: wake at least this often (a clock set forward, a long delay)
@@ -98,6 +102,8 @@ class ScheduleRunner:
         self._timer: Timer | None = None
         self._timer_due: int | None = None
         self._closed = False
+        self._scanning = False  # whether the store is read again and again (resume=True)
+        self.loaded = threading.Event()  # set once the store's schedules were read (a bench)
         self.started_ns = self.wall_ns()
 
     # -- from any thread -----------------------------------------------------------------------
@@ -142,15 +148,26 @@ class ScheduleRunner:
         if not delete_row(self.store, schedule_id):
             raise PraxoError("SCHEDULE_NOT_FOUND", f"no schedule {schedule_id!r}")
 
+    def start(self) -> None:
+        """Read the store's schedules on the runner's thread, now and every so often (a
+        runtime started with ``resume=True``): the runtime's start does not wait for it."""
+        with self._cond:
+            self._scanning = True
+        self._add(_RESCAN, 0)
+
     def load(self) -> int:
-        """Arm every schedule in the store (a runtime started with ``resume=True``)."""
+        """Arm the schedules in the store due within :data:`HORIZON_NS`; return how many
+        schedules it holds."""
         store = self.store
-        rows = read_rows(store)
-        for row in rows:
+        now = self.wall_ns()
+        n = 0
+        for row in iter_rows(store):
             self._add(row.id, row.next_fire_ns)
-        if type(store).__name__ == "PostgresStore":
-            self._add(_RESCAN, self.wall_ns() + RESCAN_NS)
-        return len(rows)
+            n += 1
+        shared = type(store).__name__ == "PostgresStore"
+        self._add(_RESCAN, now + (RESCAN_NS if shared else HORIZON_NS // 2))
+        self.loaded.set()
+        return n
 
     def agent_registered(self, name: str) -> None:
         """Arm again the schedules that waited for agent ``name`` (or for any agent)."""
@@ -175,6 +192,8 @@ class ScheduleRunner:
         with self._cond:
             if self._closed or self._armed.get(schedule_id) == due_ns:
                 return
+            if self._scanning and schedule_id and due_ns > self.wall_ns() + HORIZON_NS:
+                return  # armed by the rescan before it is due
             self._armed[schedule_id] = due_ns
             heapq.heappush(self._heap, (due_ns, schedule_id))
             if self._thread is None:
@@ -350,8 +369,10 @@ class ScheduleRunner:
     ) -> None:
         """Hand an event to the bus (through the loop, which holds its ref); with ``wait``,
         return once the bus has it in its mailbox (what is published next comes after it)."""
-        event = Event(kind, run_id, row.session_id, 0, self.wall_ns(), data)
         kernel = self._kernel
+        if not kernel.host.has_subscribers():
+            return  # as a session's events: built only for a subscriber
+        event = Event(kind, run_id, row.session_id, 0, self.wall_ns(), data)
 
         def tell() -> None:
             bus = kernel.bus_ref
