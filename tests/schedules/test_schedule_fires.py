@@ -98,6 +98,15 @@ def test_at_in_the_past_fires_at_once_and_at_in_the_future_waits(
     assert second.data["schedule_id"] == later.id
 
 
+def test_an_at_already_past_fires_even_with_skip(runtime: Start, clock: ManualClock) -> None:
+    """``catch_up="skip"`` skips fires missed while no runtime ran, not a time already past
+    when the schedule is made."""
+    rt, fires = runtime(clock=clock)
+    rt.session("s").schedule("now", at=START - dt.timedelta(days=1), catch_up="skip")
+    (event,) = fires.wait(1)
+    assert rt.result(event.run_id, timeout=TIMEOUT).output == "now"
+
+
 def test_cron_reads_its_expression_in_its_time_zone(runtime: Start, clock: ManualClock) -> None:
     """``0 9 * * *`` in Europe/Paris fires at 08:00 UTC in January (UTC+1)."""
     rt, fires = runtime(clock=clock)

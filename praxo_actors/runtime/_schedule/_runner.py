@@ -298,7 +298,10 @@ class ScheduleRunner:
             return
         row, claimed, claimed_text, taken_over = claim
         now = self.wall_ns()
-        fires, next_ns = due_fires(row, now, self.started_ns)
+        # Only a schedule older than this runner can have missed fires while nothing ran (an
+        # ``at`` already past when it was made fires, whatever its catch_up).
+        since = self.started_ns if row.created_ns < self.started_ns else 0
+        fires, next_ns = due_fires(row, now, since)
         run_id: str | None = row.last_run_id
         error: PraxoError | None = None
         for occurrence in fires:
