@@ -1,9 +1,12 @@
 """Two runtimes sharing one PostgreSQL store (two hosts): each occurrence fires on one of
-them; a schedule one host made is armed by the other at its next rescan."""
+them; a schedule one host made is armed by the other at its next rescan; a fire whose
+claimer died is made by another once its lease has run out."""
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
+import threading
 from collections.abc import Callable
 
 from _schedule_helpers import START, TIMEOUT, Fires
@@ -77,6 +80,52 @@ def test_a_schedule_made_on_another_host_is_armed_at_the_rescan(
         clock.advance(RESCAN_NS / 1e9)
         (event,) = fires.wait(1)
         assert quiet.result(event.run_id, timeout=TIMEOUT).output == "ping"
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_host_that_dies_between_claim_and_submit_leaves_the_fire_to_another(
+    runtime: Start, postgres_dsn: str
+) -> None:
+    """Host A claims the fire and dies before it submits: host B makes the fire once A's
+    lease has run out (not before), under the occurrence's run id, and only once."""
+    from praxo_actors.memory import PostgresStore
+    from praxo_actors.runtime._schedule._runner import LEASE_NS, run_id_of
+
+    schema = f"praxo_test_hosts_{next(_SCHEMAS)}"
+    stores = [PostgresStore(postgres_dsn, schema=schema) for _ in range(2)]
+    clock_a, clock_b = ManualClock(START.timestamp()), ManualClock(START.timestamp())
+    try:
+        a, fires_a = runtime(store=stores[0], clock=clock_a, resume=True)
+        schedule = a.session("s").schedule("tick", after=10)
+        runner_a = a._schedules
+        claimed = threading.Event()
+
+        def die(*_args: object) -> None:
+            runner_a._closed = True  # the host is gone: its runner makes nothing more
+            claimed.set()
+            raise RuntimeError("host died")
+
+        runner_a._submit = die  # type: ignore[method-assign]
+        clock_a.advance(10)
+        assert claimed.wait(TIMEOUT)
+        (row,) = a.schedules()
+        assert row.next_fire == START + dt.timedelta(seconds=10) and row.fired == 0
+
+        b, fires_b = runtime(store=stores[1], clock=clock_b, resume=True)
+        clock_b.advance(10)
+        b.statistics()
+        assert fires_b.of() == []  # A's lease holds
+        clock_b.advance(LEASE_NS / 1e9)
+        (event,) = fires_b.wait(1)
+        assert event.run_id == run_id_of(schedule.id, int((START.timestamp() + 10) * 1e9))
+        assert b.result(event.run_id, timeout=TIMEOUT).output == "tick"
+        for _ in range(1000):  # the one-shot row goes once settled
+            if b.schedules() == []:
+                break
+            b.statistics()
+        assert b.schedules() == [] and fires_a.of() == [] and len(fires_b.of()) == 1
     finally:
         for store in stores:
             store.close()
