@@ -8,7 +8,9 @@ import datetime as dt
 import itertools
 import threading
 from collections.abc import Callable
+from typing import Any
 
+import pytest
 from _schedule_helpers import START, TIMEOUT, Fires
 
 from praxo_actors.runtime import Runtime
@@ -86,11 +88,12 @@ def test_a_schedule_made_on_another_host_is_armed_at_the_rescan(
 
 
 def test_a_host_that_dies_between_claim_and_submit_leaves_the_fire_to_another(
-    runtime: Start, postgres_dsn: str
+    runtime: Start, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Host A claims the fire and dies before it submits: host B makes the fire once A's
     lease has run out (not before), under the occurrence's run id, and only once."""
     from praxo_actors.memory import PostgresStore
+    from praxo_actors.runtime._schedule import _runner as runner_module
     from praxo_actors.runtime._schedule._runner import LEASE_NS, run_id_of
 
     schema = f"praxo_test_hosts_{next(_SCHEMAS)}"
@@ -102,12 +105,16 @@ def test_a_host_that_dies_between_claim_and_submit_leaves_the_fire_to_another(
         runner_a = a._schedules
         claimed = threading.Event()
 
-        def die(*_args: object) -> None:
+        real_submit = runner_module.submit_fire
+
+        def die_on_a(front: object, *args: Any) -> Any:
+            if front is not a:
+                return real_submit(front, *args)  # type: ignore[arg-type]
             runner_a._closed = True  # the host is gone: its runner makes nothing more
             claimed.set()
             raise RuntimeError("host died")
 
-        runner_a._submit = die  # type: ignore[method-assign]
+        monkeypatch.setattr(runner_module, "submit_fire", die_on_a)
         clock_a.advance(10)
         assert claimed.wait(TIMEOUT)
         (row,) = a.schedules()

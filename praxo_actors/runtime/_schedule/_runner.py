@@ -15,7 +15,6 @@ epoch): start a ``ManualClock`` at the time a test wants.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import os
 import socket
@@ -23,7 +22,7 @@ import threading
 import time
 import uuid
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -39,8 +38,8 @@ from praxo_actors.memory._schedules import (
     read_rows,
     replace_row,
 )
-from praxo_actors.models import Event
-from praxo_actors.runtime._protocol import FindRun, Publish, RunFound, decode, encode
+from praxo_actors.runtime._protocol import FindRun, RunFound, decode, encode
+from praxo_actors.runtime._schedule._submit import submit_fire
 from praxo_actors.runtime._schedule._when import due_fires
 
 if TYPE_CHECKING:
@@ -64,18 +63,6 @@ within this much time (a heap entry each), and reads the store again every half 
 _RESCAN = ""  # the heap entry of the next rescan (no schedule id is empty)
 _RETRY_NS = 1 * _NS  # a fire the store failed is tried again this much later
 _IDLE_WAIT = 60.0  # real time: wake at least this often (a clock set forward, a long delay)
-
-# Codes a run fails with before it runs: the fire did not happen.
-_REFUSED = frozenset(
-    {
-        "RUNTIME_UNKNOWN_AGENT",
-        "RUNTIME_SESSION_LIMIT",
-        "RUNTIME_STOPPED",
-        "SESSION_OVERLOADED",
-        "SESSION_BUSY",
-        "SESSION_START_FAILED",
-    }
-)
 
 
 def run_id_of(schedule_id: str, occurrence_ns: int) -> str:
@@ -308,7 +295,9 @@ class ScheduleRunner:
             run_id = run_id_of(schedule_id, occurrence)
             if taken_over and self._known(run_id):
                 continue  # submitted by the claim that never settled
-            error = self._submit(row, run_id, occurrence)
+            error = submit_fire(
+                self._front(), self._kernel, self._timeout, row, run_id, occurrence, now
+            )
         outcome = "failed" if error is not None else ("fired" if fires else "skipped")
         if next_ns is None:
             delete_row(self.store, schedule_id)
@@ -338,91 +327,3 @@ class ScheduleRunner:
             return True
         reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=self._timeout))
         return isinstance(reply, RunFound) and reply.session_id is not None
-
-    def _submit(self, row: ScheduleRow, run_id: str, occurrence_ns: int) -> PraxoError | None:
-        """Submit one fire as a run; publish ``schedule.fired`` (or ``schedule.failed``)."""
-        from praxo_actors.runtime._front._handle import SessionHandle
-        from praxo_actors.runtime._front._submit import _journaled, _send
-
-        data: dict[str, Any] = {"schedule_id": row.id, "occurrence_ns": occurrence_ns}
-        if row.key is not None:
-            data["key"] = row.key
-        front = self._front()
-        told = _Told(self, row, run_id, data)
-        try:
-            if front is None:
-                raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
-            handle = SessionHandle(front, self._kernel, row.session_id, row.agent or None)
-            if _journaled(handle, self._kernel):
-                stored = threading.Event()
-                future = _send(handle, self._kernel, run_id, row.input, None, stored.set)
-                stored.wait(self._timeout)
-            else:
-                future = handle._submit(run_id, row.input, None, None)
-        except PraxoError as exc:
-            told.fired()
-            told.refused(exc.code)
-            return exc
-        future.add_done_callback(told.ended)
-        told.fired()
-        return None
-
-    def _publish(
-        self, kind: str, row: ScheduleRow, run_id: str, data: dict[str, Any], wait: bool = False
-    ) -> None:
-        """Hand an event to the bus (through the loop, which holds its ref); with ``wait``,
-        return once the bus has it in its mailbox (what is published next comes after it)."""
-        kernel = self._kernel
-        if not kernel.host.has_subscribers():
-            return  # as a session's events: built only for a subscriber
-        event = Event(kind, run_id, row.session_id, 0, self.wall_ns(), data)
-
-        def tell() -> None:
-            bus = kernel.bus_ref
-            if bus is not None and kernel.host.has_subscribers():
-                bus.tell(encode(Publish(events=[event])))
-
-        if not wait:
-            kernel.post(tell)
-            return
-        with contextlib.suppress(PraxoError):  # the runtime is stopping: no one to tell
-            kernel.call(tell, timeout=self._timeout)
-
-
-class _Told:
-    """One fire's events: ``schedule.fired`` once the run is submitted (so that a subscriber
-    finds the run by its id), then ``schedule.failed`` if the run was refused (the refusal,
-    on the runtime's loop, may come first: it then waits for the fired event)."""
-
-    def __init__(
-        self, runner: ScheduleRunner, row: ScheduleRow, run_id: str, data: dict[str, Any]
-    ) -> None:
-        self._runner, self._row, self._run_id, self._data = runner, row, run_id, data
-        self._lock = threading.Lock()
-        self._announced = False
-        self._refusal: str | None = None
-
-    def fired(self) -> None:
-        self._runner._publish("schedule.fired", self._row, self._run_id, self._data, wait=True)
-        with self._lock:
-            self._announced = True
-            code, self._refusal = self._refusal, None
-        if code is not None:
-            self.refused(code)
-
-    def refused(self, code: str) -> None:
-        with self._lock:
-            if not self._announced:
-                self._refusal = code
-                return
-        data = {**self._data, "code": code}
-        self._runner._publish("schedule.failed", self._row, self._run_id, data)
-
-    def ended(self, done: Any) -> None:
-        try:
-            done.get(timeout=0)
-        except PraxoError as exc:
-            if exc.code in _REFUSED:
-                self.refused(exc.code)
-        except Exception:  # the run's own failure is the run's events' to tell
-            pass
