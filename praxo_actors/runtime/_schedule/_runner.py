@@ -138,6 +138,8 @@ class ScheduleRunner:
     def start(self) -> None:
         """Read the store's schedules on the runner's thread, now and every so often (a
         runtime started with ``resume=True``): the runtime's start does not wait for it."""
+        if not isinstance(self._kernel.store, StoreBase):
+            return  # a store of the user's own keeps no schedules
         with self._cond:
             self._scanning = True
         self._add(_RESCAN, 0)
