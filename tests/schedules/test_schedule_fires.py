@@ -205,3 +205,33 @@ def test_the_async_twins(runtime: Start, clock: ManualClock) -> None:
 
     mine, all_of_s, after = asyncio.run(main())
     assert [s.key for s in mine] == ["k"] and mine == all_of_s and after == []
+
+
+def test_on_the_runtimes_own_loop_the_plain_forms_refuse_and_the_twins_work(
+    clock: ManualClock,
+) -> None:
+    """On the loop of ``Runtime.open``, ``schedule``, ``schedules`` and ``cancel`` fail
+    RUNTIME_BLOCKING_CALL (they read the store); their ``a``-twins do the work."""
+    from praxo_actors import PraxoError
+    from praxo_actors.agent import new_agent_options
+    from praxo_actors.testing import EchoModel
+
+    async def main() -> list[str]:
+        codes = []
+        async with Runtime.open(clock=clock, idle_timeout=None, timeout=TIMEOUT) as rt:
+            rt.register_agent("default", lambda: new_agent_options(EchoModel()))
+            handle = rt.session("s")
+            schedule = await handle.aschedule("x", every=60)
+            for call in (
+                lambda: handle.schedule("x", every=60),
+                rt.schedules,
+                schedule.cancel,
+            ):
+                with pytest.raises(PraxoError) as info:
+                    call()
+                codes.append(info.value.code)
+            await schedule.acancel()
+            assert await rt.aschedules() == []
+        return codes
+
+    assert asyncio.run(main()) == ["RUNTIME_BLOCKING_CALL"] * 3
