@@ -11,7 +11,8 @@ Routes (relative to where the host mounts the app):
 - ``GET /api/runs`` and ``GET /api/runs/{run_id}`` — recent runs, one run's timeline;
 - ``GET /api/approvals`` — the pending approvals; ``GET /api/series`` — the last 15 minutes;
 - ``POST /api/approvals/{id}``, ``/api/stop/{id}``, ``/api/passivate/{id}`` — actions;
-- ``GET /api/events`` — the event stream as server-sent events (see ``_streams``).
+- ``GET /api/events`` — the event stream as server-sent events (see ``_streams``);
+- ``GET /api/schedules``, ``POST /api/schedules/{id}/cancel`` — schedules (see ``_schedules``).
 
 Every handler awaits the runtime's async forms (or a worker thread), so the app may run on the
 runtime's own loop (``Runtime.open``) as well as beside it. Bad input is answered with status
@@ -52,6 +53,7 @@ try:
     from praxo_actors.observer._guard import Guard
     from praxo_actors.observer._memory import MemoryEstimates
     from praxo_actors.observer._responses import error_response, json_response
+    from praxo_actors.observer._schedules import schedule_routes
     from praxo_actors.observer._streams import Streams
 except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
     raise ModuleNotFoundError(
@@ -232,6 +234,7 @@ def observer_app(
             Route("/api/passivate/{session_id:path}", stop, methods=["POST"]),
             Route("/api/series", series_view),
             Route("/api/events", streams, methods=["GET"]),
+            *schedule_routes(runtime, redact),
         ],
         exception_handlers={HTTPException: _http_error},
     )

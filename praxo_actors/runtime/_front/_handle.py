@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -35,6 +36,8 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
+from praxo_actors.runtime._schedule import _front as _sched_front
+from praxo_actors.runtime._schedule._front import Schedule
 from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
@@ -422,6 +425,61 @@ class SessionHandle:
     async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
         return await _submit.aresult(self, self._kernel, run_id, timeout)
+
+    def schedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """Run ``input`` in this session later, or again and again; see docs/schedules.md.
+
+        Args:
+            input: The message each fire submits as a run (durable if the agent is).
+            after: Seconds (or a timedelta) from now: one fire.
+            at: An aware datetime: one fire.
+            every: Seconds (or a timedelta) > 0: a fire each period, the first one from now.
+            cron: A five-field cron expression, read in ``tz`` (an IANA zone; UTC if None).
+            key: One schedule per key and session: the same key returns the one stored.
+            catch_up: Fires missed while no runtime ran: ``"once"``, ``"all"`` or ``"skip"``.
+
+        Raises:
+            PraxoError: ``SCHEDULE_INVALID`` for bad arguments (give exactly one of ``after``,
+                ``at``, ``every``, ``cron``); ``RUNTIME_BLOCKING_CALL`` on the runtime's loop
+                thread (use :meth:`aschedule`); ``STORE_FAILED``.
+        """
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        return _sched_front.schedule(self, input, key=key, catch_up=catch_up, **when)
+
+    async def aschedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """:meth:`schedule`, awaited (safe on the runtime's own loop)."""
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        return await _sched_front.aschedule(self, input, key=key, catch_up=catch_up, **when)
+
+    def schedules(self) -> list[Schedule]:
+        """Return this session's schedules, in id order (see :meth:`Runtime.schedules`)."""
+        return _sched_front.schedules(self._runtime._schedules, self.id)
+
+    async def aschedules(self) -> list[Schedule]:
+        """:meth:`schedules`, awaited (safe on the runtime's own loop)."""
+        return await _sched_front.aschedules(self._runtime._schedules, self.id)
 
 
 def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:
