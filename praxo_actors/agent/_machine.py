@@ -21,6 +21,7 @@ from praxo_actors.agent._interrupt import Pending, with_pending
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _Carried, _crashed, _Events, _fail
 from praxo_actors.agent._tool_step import _error_json, tool_step
+from praxo_actors.codes import AGENT_MAX_STEPS, AGENT_MODEL_CALL_LIMIT, AGENT_STRUCTURED_OUTPUT
 from praxo_actors.core import (
     apply_compaction,
     default_summary,
@@ -157,7 +158,7 @@ def machine(
                     yield from _fail(
                         event,
                         run_id,
-                        "AGENT_MODEL_CALL_LIMIT",
+                        AGENT_MODEL_CALL_LIMIT,
                         f"model call limit {model_limit} reached",
                     )
                 )
@@ -254,7 +255,7 @@ def machine(
                     except AgentError as exc:
                         raise (yield from _fail(event, run_id, exc.code, exc.message)) from None
                     except Exception as exc:  # the repairer raised
-                        yield from _crashed(event, exc, "AGENT_STRUCTURED_OUTPUT")
+                        yield from _crashed(event, exc, AGENT_STRUCTURED_OUTPUT)
                         raise
                 if event is not None:
                     yield event(
@@ -309,7 +310,7 @@ def machine(
 
     raise (
         yield from _fail(
-            event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
+            event, run_id, AGENT_MAX_STEPS, f"no final answer after {options.max_steps} steps"
         )
     )
 

@@ -49,6 +49,12 @@ from typing import Any, Final
 import msgspec
 
 from praxo_actors._errors import CheckpointError
+from praxo_actors.codes import (
+    CHECKPOINT_INVALID,
+    CHECKPOINT_SIGNATURE,
+    CHECKPOINT_TYPE_NOT_ALLOWED,
+    CHECKPOINT_VERSION,
+)
 from praxo_actors.core._json import MAX_ITEMS
 from praxo_actors.models import ImageBlock, Message, Role, Session, TextBlock, ToolCall
 
@@ -152,15 +158,15 @@ def load_checkpoint(
     if key is not None:
         _verify(doc, key)
     if doc.get("format") != FORMAT:
-        raise CheckpointError("CHECKPOINT_VERSION", f"unknown format {doc.get('format')!r:.80}")
+        raise CheckpointError(CHECKPOINT_VERSION, f"unknown format {doc.get('format')!r:.80}")
     version = doc.get("version")
     if type(version) is not int or version != VERSION:
-        raise CheckpointError("CHECKPOINT_VERSION", f"unknown version {version!r:.80}")
+        raise CheckpointError(CHECKPOINT_VERSION, f"unknown version {version!r:.80}")
     extra = sorted(set(doc) - _HEADER_KEYS)
     if extra:
-        raise CheckpointError("CHECKPOINT_INVALID", f"unknown top-level fields {extra}")
+        raise CheckpointError(CHECKPOINT_INVALID, f"unknown top-level fields {extra}")
     if "session" not in doc:
-        raise CheckpointError("CHECKPOINT_INVALID", "no session")
+        raise CheckpointError(CHECKPOINT_INVALID, "no session")
     return _revive_session(doc["session"], allowed_types)
 
 
@@ -374,7 +380,7 @@ def _tag(value: Any, expected: tuple[str, ...], allowed: Collection[str]) -> str
     if not isinstance(tag, str):
         raise _invalid(f"a {'/'.join(expected)} object needs a str 'type' tag, got {tag!r}")
     if tag not in allowed:
-        raise CheckpointError("CHECKPOINT_TYPE_NOT_ALLOWED", f"type {tag!r} is not allowed")
+        raise CheckpointError(CHECKPOINT_TYPE_NOT_ALLOWED, f"type {tag!r} is not allowed")
     if tag not in expected:
         raise _invalid(f"expected a {'/'.join(expected)} object, got type {tag!r}")
     return tag
@@ -448,16 +454,16 @@ def _sign(key: bytes, body: bytes) -> str:
 def _verify(doc: dict[str, Any], key: bytes) -> None:
     signature = doc.get("signature")
     if not isinstance(signature, str):
-        raise CheckpointError("CHECKPOINT_SIGNATURE", "checkpoint is not signed")
+        raise CheckpointError(CHECKPOINT_SIGNATURE, "checkpoint is not signed")
     unsigned = {name: value for name, value in doc.items() if name != "signature"}
     try:
         body = _encoder.encode(unsigned)
     except (msgspec.MsgspecError, ValueError, RecursionError):
-        raise CheckpointError("CHECKPOINT_SIGNATURE", "checkpoint cannot be verified") from None
+        raise CheckpointError(CHECKPOINT_SIGNATURE, "checkpoint cannot be verified") from None
     expected = _sign(key, body)
     if not hmac.compare_digest(signature.encode("utf-8"), expected.encode("ascii")):
-        raise CheckpointError("CHECKPOINT_SIGNATURE", "signature does not match")
+        raise CheckpointError(CHECKPOINT_SIGNATURE, "signature does not match")
 
 
 def _invalid(message: str) -> CheckpointError:
-    return CheckpointError("CHECKPOINT_INVALID", message)
+    return CheckpointError(CHECKPOINT_INVALID, message)

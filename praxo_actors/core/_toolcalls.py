@@ -33,6 +33,13 @@ import re
 from typing import Any, NamedTuple
 
 from praxo_actors._errors import JSONError, ToolCallError
+from praxo_actors.codes import (
+    TOOL_CALL_INVALID_ARGUMENTS,
+    TOOL_CALL_INVALID_JSON,
+    TOOL_CALL_INVALID_NAME,
+    TOOL_CALL_MALFORMED,
+    TOOL_CALL_NOT_FOUND,
+)
 from praxo_actors.core._formats._names import checked_format
 from praxo_actors.core._json import _fence_body, parse_json, try_parse_json
 from praxo_actors.models import ToolCall
@@ -86,7 +93,7 @@ def parse_tool_calls(text: str, *, format: str | None = None) -> list[ToolCall]:
     if format is not None:
         checked_format(format)
     if not isinstance(text, str):
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"expected str, got {type(text).__name__}")
+        raise ToolCallError(TOOL_CALL_MALFORMED, f"expected str, got {type(text).__name__}")
     if format is not None:
         from praxo_actors.core._formats._registry import parse_named  # first use loads them
 
@@ -112,7 +119,7 @@ def parse_tool_call(text: str, *, format: str | None = None) -> ToolCall:
     """
     calls = parse_tool_calls(text, format=format)
     if not calls:
-        raise ToolCallError("TOOL_CALL_NOT_FOUND", "no tool call in the text")
+        raise ToolCallError(TOOL_CALL_NOT_FOUND, "no tool call in the text")
     return calls[0]
 
 
@@ -272,12 +279,12 @@ def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found,
     while (attribute := _ATTRIBUTE.match(text, pos)) is not None:
         key = attribute.group(1)
         if key in attributes:
-            return _error(start, attribute.end(), "TOOL_CALL_MALFORMED", f"repeated {key}=")
+            return _error(start, attribute.end(), TOOL_CALL_MALFORMED, f"repeated {key}=")
         attributes[key] = attribute.group(2) if attribute.group(2) is not None else attribute[3]
         pos = attribute.end()
     tag_end = _TAG_END.match(text, pos)
     if tag_end is None:
-        return _error(start, pos, "TOOL_CALL_MALFORMED", "unterminated opening tag")
+        return _error(start, pos, TOOL_CALL_MALFORMED, "unterminated opening tag")
     body_start = end = tag_end.end()
     if tag_end.group(1):
         body = ""
@@ -285,10 +292,10 @@ def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found,
         close = _find_close(text, body_start)
         if close is None:
             # An unclosed tag swallows the rest of the text: scanning ends here.
-            return _error(start, len(text), "TOOL_CALL_MALFORMED", "unclosed tag")
+            return _error(start, len(text), TOOL_CALL_MALFORMED, "unclosed tag")
         end = close.end()
         if close.group(1) != name:
-            return _error(start, end, "TOOL_CALL_MALFORMED", f"mismatched {close.group()}")
+            return _error(start, end, TOOL_CALL_MALFORMED, f"mismatched {close.group()}")
         body = text[body_start : close.start()]
     identifier = attributes.get("id")
     if name is None:
@@ -340,7 +347,7 @@ def _line_call(text: str, start: int, pos: int) -> tuple[_Found | None, int]:
     if arguments:
         found, value = try_parse_json(arguments)
         if not found:  # the common failure in hostile text: no exception raised for it
-            return _Found(start, end, ToolCallError("TOOL_CALL_INVALID_JSON", value)), end
+            return _Found(start, end, ToolCallError(TOOL_CALL_INVALID_JSON, value)), end
     else:
         value = {}
     try:
@@ -374,20 +381,20 @@ def _body_value(body: str, *, hermes: bool) -> Any:
     body = body.strip()
     if not body:
         if hermes:
-            raise ToolCallError("TOOL_CALL_INVALID_NAME", "the call has no name")
+            raise ToolCallError(TOOL_CALL_INVALID_NAME, "the call has no name")
         return {}
     if body.startswith("```"):
         body = _fence_body(body) or body
     value = _parse_body(body)
     if hermes and not isinstance(value, dict):
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a JSON object naming the call")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected a JSON object naming the call")
     return value
 
 
 def _parse_body(body: str) -> Any:
     found, value = try_parse_json(body)
     if not found:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, value)
     return value
 
 
@@ -395,24 +402,24 @@ def _call_from_object(value: dict[str, Any], id_: str | None = None) -> ToolCall
     """Build a call from ``{"name": …, "arguments": …, "id"?: …}``."""
     name = value.get("name")
     if not isinstance(name, str):
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"name must be a string, got {name!r}")
+        raise ToolCallError(TOOL_CALL_INVALID_NAME, f"name must be a string, got {name!r}")
     name = _checked_name(name)
     arguments = _arguments(
         value["arguments"] if "arguments" in value else value.get("parameters", {})
     )
     identifier = value.get("id") if id_ is None else id_
     if identifier is not None and not isinstance(identifier, str):
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"id must be a string, got {identifier!r}")
+        raise ToolCallError(TOOL_CALL_MALFORMED, f"id must be a string, got {identifier!r}")
     return ToolCall(name=name, arguments=arguments, id=identifier)
 
 
 def _checked_name(name: str) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise ToolCallError(
-            "TOOL_CALL_INVALID_NAME", f"name longer than {MAX_NAME_LENGTH} characters"
+            TOOL_CALL_INVALID_NAME, f"name longer than {MAX_NAME_LENGTH} characters"
         )
     if _NAME.fullmatch(name) is None:
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"invalid tool name {name!r}")
+        raise ToolCallError(TOOL_CALL_INVALID_NAME, f"invalid tool name {name!r}")
     return name
 
 
@@ -425,11 +432,11 @@ def _arguments(value: Any) -> dict[str, Any]:
             value = parse_json(value)
         except JSONError:
             raise ToolCallError(
-                "TOOL_CALL_INVALID_ARGUMENTS", "arguments string is not a JSON object"
+                TOOL_CALL_INVALID_ARGUMENTS, "arguments string is not a JSON object"
             ) from None
     if not isinstance(value, dict):
         raise ToolCallError(
-            "TOOL_CALL_INVALID_ARGUMENTS",
+            TOOL_CALL_INVALID_ARGUMENTS,
             f"arguments must be an object, got {type(value).__name__}",
         )
     return value
