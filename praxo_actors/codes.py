@@ -6,8 +6,9 @@ fields, such as :class:`~praxo_actors.runtime.RunTimeoutError` for ``RUNTIME_TIM
 is never raised: it is a result the model sees (a ``ToolError``) or the code of an HTTP answer.
 A model's ``ModelError`` codes (``MODEL_*``) fail the run as an :class:`~praxo_actors.AgentError`.
 
-The ``supervisors`` package defines its own codes (it never imports this package); they are
-listed here too, all carried by :class:`~supervisors.SupervisorError`.
+The ``supervisors`` package keeps its own table, :data:`supervisors.CODES` (it never imports
+this package, and the pure layers do not import it): every one of its codes is carried by
+:class:`~supervisors.SupervisorError`.
 
     >>> from praxo_actors import codes
     >>> codes.CODES[codes.RUNTIME_STOPPED].error.__name__
@@ -35,7 +36,6 @@ from praxo_actors._errors import (
     SessionOverloadedError,
     ToolCallError,
 )
-from supervisors._errors import SupervisorError
 
 __all__ = [
     "AGENT_CALLBACK_EXCEPTION",
@@ -122,16 +122,6 @@ __all__ = [
     "STORE_CORRUPT",
     "STORE_FAILED",
     "STORE_LOCKED",
-    "SUPERVISOR_CHILD_EXISTS",
-    "SUPERVISOR_CHILD_NOT_FOUND",
-    "SUPERVISOR_CHILD_RESTARTING",
-    "SUPERVISOR_CHILD_RUNNING",
-    "SUPERVISOR_INVALID_SPEC",
-    "SUPERVISOR_MAX_CHILDREN",
-    "SUPERVISOR_MAX_RESTARTS",
-    "SUPERVISOR_NAME_TAKEN",
-    "SUPERVISOR_NOT_RUNNING",
-    "SUPERVISOR_START_FAILED",
     "TOOL_CALL_INVALID_ARGUMENTS",
     "TOOL_CALL_INVALID_JSON",
     "TOOL_CALL_INVALID_NAME",
@@ -255,17 +245,6 @@ OBSERVER_NOT_FOUND: Final = "OBSERVER_NOT_FOUND"
 OBSERVER_ORIGIN_REFUSED: Final = "OBSERVER_ORIGIN_REFUSED"
 OBSERVER_TOKEN_REFUSED: Final = "OBSERVER_TOKEN_REFUSED"
 OBSERVER_UNKNOWN_RUN: Final = "OBSERVER_UNKNOWN_RUN"
-# Supervisors (defined in ``supervisors``, which does not import this package).
-SUPERVISOR_CHILD_EXISTS: Final = "SUPERVISOR_CHILD_EXISTS"
-SUPERVISOR_CHILD_NOT_FOUND: Final = "SUPERVISOR_CHILD_NOT_FOUND"
-SUPERVISOR_CHILD_RESTARTING: Final = "SUPERVISOR_CHILD_RESTARTING"
-SUPERVISOR_CHILD_RUNNING: Final = "SUPERVISOR_CHILD_RUNNING"
-SUPERVISOR_INVALID_SPEC: Final = "SUPERVISOR_INVALID_SPEC"
-SUPERVISOR_MAX_CHILDREN: Final = "SUPERVISOR_MAX_CHILDREN"
-SUPERVISOR_MAX_RESTARTS: Final = "SUPERVISOR_MAX_RESTARTS"
-SUPERVISOR_NAME_TAKEN: Final = "SUPERVISOR_NAME_TAKEN"
-SUPERVISOR_NOT_RUNNING: Final = "SUPERVISOR_NOT_RUNNING"
-SUPERVISOR_START_FAILED: Final = "SUPERVISOR_START_FAILED"
 
 _TABLE: tuple[tuple[str, type[Exception] | None, str], ...] = (
     (AGENT_CALLBACK_EXCEPTION, AgentError, "a model, tool or hook raised (chained)"),
@@ -345,7 +324,7 @@ _TABLE: tuple[tuple[str, type[Exception] | None, str], ...] = (
     (PROTOCOL_HOST_REFUSED, None, "a request for a Host the app is not served on (HTTP 421)"),
     (PROTOCOL_INVALID_INPUT, PraxoError, "a request that is not the protocol's shape"),
     (PROTOCOL_INVALID_MESSAGE, ProtocolError, "a message that is not an encoded runtime message"),
-    (PROTOCOL_NOT_ON_CLUSTER, None, "a protocol call a cluster does not serve"),
+    (PROTOCOL_NOT_ON_CLUSTER, PraxoError, "a protocol call a cluster runtime does not serve"),
     (PROTOCOL_RUN_INTERRUPTED, PraxoError, "the run waits for a person"),
     (PROTOCOL_RUN_LOST, None, "a stream whose run's last event was lost"),
     (PROTOCOL_TASK_NOT_CANCELABLE, PraxoError, "an A2A task that can no longer be cancelled"),
@@ -361,16 +340,6 @@ _TABLE: tuple[tuple[str, type[Exception] | None, str], ...] = (
     (OBSERVER_ORIGIN_REFUSED, None, "an observer action not from its page (HTTP 403)"),
     (OBSERVER_TOKEN_REFUSED, None, "an observer action without its token (HTTP 403)"),
     (OBSERVER_UNKNOWN_RUN, PraxoError, "the observer holds no such run"),
-    (SUPERVISOR_CHILD_EXISTS, SupervisorError, "a child with that id is already present"),
-    (SUPERVISOR_CHILD_NOT_FOUND, SupervisorError, "no child with that id (or ref)"),
-    (SUPERVISOR_CHILD_RESTARTING, SupervisorError, "the child's restart is pending"),
-    (SUPERVISOR_CHILD_RUNNING, SupervisorError, "restart or delete of a running child"),
-    (SUPERVISOR_INVALID_SPEC, SupervisorError, "a bad child spec, supervisor flag or argument"),
-    (SUPERVISOR_MAX_CHILDREN, SupervisorError, "a dynamic supervisor is full"),
-    (SUPERVISOR_MAX_RESTARTS, SupervisorError, "the restart intensity was exceeded"),
-    (SUPERVISOR_NAME_TAKEN, SupervisorError, "a registry name is already registered"),
-    (SUPERVISOR_NOT_RUNNING, SupervisorError, "the actor given is not running"),
-    (SUPERVISOR_START_FAILED, SupervisorError, "a child did not start"),
 )
 
 CODES: Final[Mapping[str, Code]] = MappingProxyType(

@@ -39,12 +39,12 @@ from praxo_actors.codes import (
     RUNTIME_TIMEOUT,
     SESSION_START_FAILED,
     STORE_FAILED,
-    SUPERVISOR_NOT_RUNNING,
 )
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session._session import SessionActor
 from supervisors import ChildSpec, SupervisorError
+from supervisors._errors import NOT_RUNNING
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._clock import LoopClock, Timer
@@ -235,7 +235,7 @@ class Activator:
             ]
             sessions.start_children(specs, started)
         except pykka.ActorDeadError:
-            error = SupervisorError(SUPERVISOR_NOT_RUNNING, "the sessions supervisor stopped")
+            error = SupervisorError(NOT_RUNNING, "the sessions supervisor stopped")
             self._started(batch, [error] * len(batch.ids))
 
     def _read_done(self, batch: _Batch, future: pykka.Future[Any]) -> None:
