@@ -14,9 +14,9 @@ from typing import Any
 
 from praxo_actors._errors import ToolCallError
 from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._scan import Format, Section, Text, call, skip_spaces
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _detached
 
 __all__ = ["FORMATS"]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from praxo_actors._errors import ToolCallError
 from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _call_from_object, _is_call_object
 from praxo_actors.core._formats._pythonic import python_call
 from praxo_actors.core._formats._scan import (
     Format,
@@ -38,7 +39,6 @@ from praxo_actors.core._formats._scan import (
     skip_spaces,
 )
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _call_from_object, _is_call_object
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS"]

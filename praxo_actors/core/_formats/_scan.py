@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 
 from praxo_actors._errors import ToolCallError
 from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_INVALID_NAME, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _arguments, _call_from_object, _checked_name, _detached
 from praxo_actors.core._json import _fence_body, try_parse_json
-from praxo_actors.core._toolcalls import _arguments, _call_from_object, _checked_name, _detached
 from praxo_actors.models import ToolCall
 
 __all__ = [

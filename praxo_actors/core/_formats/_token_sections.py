@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from praxo_actors._errors import ToolCallError
 from praxo_actors.codes import TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._scan import (
     Format,
     Section,
@@ -36,7 +37,6 @@ from praxo_actors.core._formats._scan import (
     read_json_value,
     skip_spaces,
 )
-from praxo_actors.core._toolcalls import _detached
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS"]

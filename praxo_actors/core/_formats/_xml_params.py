@@ -30,10 +30,10 @@ from typing import Any
 
 from praxo_actors._errors import ToolCallError
 from praxo_actors.codes import TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._pythonic import python_literal
 from praxo_actors.core._formats._scan import Format, Reader, Section, Text, call, skip_spaces
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _detached
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS", "LAYOUT_NEWLINES", "NO_NEWLINES", "PAIRED_NEWLINES", "raw_value"]
