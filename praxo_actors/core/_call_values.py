@@ -19,6 +19,7 @@ from praxo_actors.core._json import _fence_body, parse_json, try_parse_json
 from praxo_actors.models import ToolCall
 
 __all__ = ["MAX_NAME_LENGTH"]
+
 #: Longest tool name accepted (the limit common to model providers).
 MAX_NAME_LENGTH = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*")
