@@ -26,18 +26,20 @@ from praxo_actors.core._checkpoint import (
     FORMAT as CHECKPOINT_FORMAT,
 )
 from praxo_actors.core._checkpoint import (
-    _array,
     _check_key,
-    _decode,
     _encoder,
-    _invalid,
     _message_doc,
-    _revive_message,
-    _revive_session,
     _session_doc,
     _sign,
     _verify,
     load_checkpoint,
+)
+from praxo_actors.core._checkpoint_read import (
+    _array,
+    _decode,
+    _invalid,
+    _revive_message,
+    _revive_session,
 )
 from praxo_actors.models import Message, Session
 
