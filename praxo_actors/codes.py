@@ -247,7 +247,7 @@ OBSERVER_TOKEN_REFUSED: Final = "OBSERVER_TOKEN_REFUSED"
 OBSERVER_UNKNOWN_RUN: Final = "OBSERVER_UNKNOWN_RUN"
 
 _TABLE: tuple[tuple[str, type[Exception] | None, str], ...] = (
-    (AGENT_CALLBACK_EXCEPTION, AgentError, "a model, tool or hook raised (chained)"),
+    (AGENT_CALLBACK_EXCEPTION, AgentError, "a model, tool or hook raised (a hosted run fails so)"),
     (AGENT_CANCELLED, AgentError, "the run was cancelled, or its session stopped with it pending"),
     (AGENT_CYCLE, None, "an agent tool would wait on its own session (a ToolError)"),
     (AGENT_DEADLINE, AgentError, "the run's deadline passed"),
