@@ -24,6 +24,7 @@ import praxo_actors.actors._checks as _checks
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._sched import kill_leftovers
+from praxo_actors.codes import RUNTIME_SCHEDULER_CLOSED
 
 __all__ = ["LoopScheduler"]
 
@@ -103,7 +104,7 @@ class LoopScheduler:
 
     def _check_open_locked(self) -> None:
         if self._closing:
-            raise SchedulerClosedError("RUNTIME_SCHEDULER_CLOSED", f"{self._name} is shut down")
+            raise SchedulerClosedError(RUNTIME_SCHEDULER_CLOSED, f"{self._name} is shut down")
 
     def _gone_locked(self, task: Any) -> None:
         self._live.discard(task)

@@ -18,6 +18,15 @@ from typing import Any, TypeVar
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import (
+    PROTOCOL_BAD_JSON,
+    PROTOCOL_INVALID_INPUT,
+    PROTOCOL_TASK_NOT_CANCELABLE,
+    PROTOCOL_TASK_NOT_FOUND,
+    PROTOCOL_TOO_LARGE,
+    PROTOCOL_UNSUPPORTED,
+    PROTOCOL_VERSION_NOT_SUPPORTED,
+)
 from praxo_actors.protocols._a2a_tasks import (
     ENDED,
     INPUT_REQUIRED,
@@ -59,19 +68,19 @@ class RpcError(PraxoError):
 
 
 def _bad_json(message: str, rpc: int = -32600, reason: str = "INVALID_REQUEST") -> RpcError:
-    return RpcError("PROTOCOL_BAD_JSON", rpc, reason, message, 400)
+    return RpcError(PROTOCOL_BAD_JSON, rpc, reason, message, 400)
 
 
 def _invalid_params(message: str) -> RpcError:
-    return RpcError("PROTOCOL_INVALID_INPUT", -32602, "INVALID_PARAMS", message, 400)
+    return RpcError(PROTOCOL_INVALID_INPUT, -32602, "INVALID_PARAMS", message, 400)
 
 
 def _unsupported(message: str) -> RpcError:
-    return RpcError("PROTOCOL_UNSUPPORTED", -32004, "UNSUPPORTED_OPERATION", message)
+    return RpcError(PROTOCOL_UNSUPPORTED, -32004, "UNSUPPORTED_OPERATION", message)
 
 
 def _not_found(message: str = "Task not found") -> RpcError:
-    return RpcError("PROTOCOL_TASK_NOT_FOUND", -32001, "TASK_NOT_FOUND", message)
+    return RpcError(PROTOCOL_TASK_NOT_FOUND, -32001, "TASK_NOT_FOUND", message)
 
 
 class Part(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -168,7 +177,7 @@ class Endpoint:
                 if task.state in TERMINAL:
                     message = f"Task cannot be canceled - current state: {task.state}"
                     raise RpcError(
-                        "PROTOCOL_TASK_NOT_CANCELABLE", -32002, "TASK_NOT_CANCELABLE", message
+                        PROTOCOL_TASK_NOT_CANCELABLE, -32002, "TASK_NOT_CANCELABLE", message
                     )
                 if task.running is not None and self._runner.on_cluster:
                     message = "a run in flight on a cluster cannot be cancelled: it goes on"
@@ -180,9 +189,7 @@ class Endpoint:
             return _Follow(task, first=True)
         if method in _UNSUPPORTED:
             raise _unsupported(f"Method {method} is not supported.")
-        raise RpcError(
-            "PROTOCOL_INVALID_INPUT", -32601, "METHOD_NOT_FOUND", "Method not found", 400
-        )
+        raise RpcError(PROTOCOL_INVALID_INPUT, -32601, "METHOD_NOT_FOUND", "Method not found", 400)
 
     async def _send(self, given: SendParams, streaming: bool) -> Any:
         message = given.message
@@ -270,7 +277,7 @@ async def _body(receive: Any) -> bytes | None:
         size += len(chunk)
         if size > MAX_BODY:
             message = f"the body is over {MAX_BODY} bytes"
-            raise RpcError("PROTOCOL_TOO_LARGE", -32600, "INVALID_REQUEST", message, 413)
+            raise RpcError(PROTOCOL_TOO_LARGE, -32600, "INVALID_REQUEST", message, 413)
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -316,7 +323,7 @@ def _check_version(scope: Any) -> None:
         message = (
             f"A2A version '{version}' is not supported by this handler. Expected version '1.0'."
         )
-        raise RpcError("PROTOCOL_VERSION_NOT_SUPPORTED", -32009, "VERSION_NOT_SUPPORTED", message)
+        raise RpcError(PROTOCOL_VERSION_NOT_SUPPORTED, -32009, "VERSION_NOT_SUPPORTED", message)
 
 
 def _error(request_id: Any, exc: RpcError) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import AGENT_CALLBACK_EXCEPTION
 from praxo_actors.protocols._runtimes import on_cluster, outcome
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class Runner:
             return
         except Exception as exc:  # a callback's own exception
             text = f"AGENT_CALLBACK_EXCEPTION: {type(exc).__name__}: {exc}"
-            self._end(task, FAILED, [_text(text)], "AGENT_CALLBACK_EXCEPTION")
+            self._end(task, FAILED, [_text(text)], AGENT_CALLBACK_EXCEPTION)
             return
         self._finish(task, result)
 

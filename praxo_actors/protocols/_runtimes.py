@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 from praxo_actors.models import Event, RunResult
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def check(runtime: Any) -> None:
 
     if not isinstance(runtime, ClusterRuntime):
         raise PraxoError(
-            "RUNTIME_INVALID_INPUT", "a protocol app serves a Runtime or a ClusterRuntime"
+            RUNTIME_INVALID_INPUT, "a protocol app serves a Runtime or a ClusterRuntime"
         )
 
 

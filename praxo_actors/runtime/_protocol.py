@@ -14,6 +14,7 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE
 from praxo_actors.memory._log import Accept, Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
@@ -337,7 +338,7 @@ def decode_outcome(data: bytes | msgspec.Raw) -> Outcome:
     try:
         outcome: Outcome = _outcome_decoder.decode(data)
     except msgspec.DecodeError as exc:
-        raise ProtocolError("PROTOCOL_INVALID_MESSAGE", str(exc)) from None
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, str(exc)) from None
     return outcome
 
 
@@ -354,10 +355,10 @@ def decode(data: bytes) -> RuntimeMessage:
     """
     if type(data) is not bytes and not isinstance(data, _BUFFERS):
         raise ProtocolError(
-            "PROTOCOL_INVALID_MESSAGE", f"expected encoded bytes, got {type(data).__name__}"
+            PROTOCOL_INVALID_MESSAGE, f"expected encoded bytes, got {type(data).__name__}"
         )
     try:
         message: RuntimeMessage = _decoder.decode(data)
     except msgspec.DecodeError as exc:
-        raise ProtocolError("PROTOCOL_INVALID_MESSAGE", str(exc)) from None
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, str(exc)) from None
     return message

@@ -9,10 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError, ProtocolError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import capture
+from praxo_actors.codes import (
+    EVENTS_INVALID_SUBSCRIPTION,
+    PROTOCOL_INVALID_MESSAGE,
+    RUNTIME_INVALID_INPUT,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+)
 from praxo_actors.models import Message, RunResult
 from praxo_actors.runtime._events._stream import RunStream
 from praxo_actors.runtime._front import _submit
@@ -104,7 +111,7 @@ class SessionHandle:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a non-str input or a bad deadline.
         """
         if not isinstance(input, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "input must be a str")
         check_text(input, "input")
         return self._submit(new_run_id(), input, deadline, None)
 
@@ -129,7 +136,7 @@ class SessionHandle:
         """Post ``fn(*args)`` to the kernel, which settles ``future`` (failed at once if the
         runtime's loop has closed; a stopping kernel refuses it with ``RUNTIME_STOPPED``)."""
         if not self._kernel.post_now(fn, *args):
-            fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(future, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
         return future
 
     def resume(
@@ -235,7 +242,7 @@ class SessionHandle:
                         return messages
             document = self._store_ask().get(timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
         return self._from_checkpoint(document)
 
     async def ahistory(self, timeout: float = 5.0) -> list[Message]:
@@ -255,7 +262,7 @@ class SessionHandle:
                             return messages
                 document = await self._store_ask()
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
         return self._from_checkpoint(document)
 
     def _ready(self) -> MNFuture[pykka.ActorRef[Any] | None]:
@@ -263,7 +270,7 @@ class SessionHandle:
         kernel = self._kernel
         ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
         if not kernel.post(kernel.when_ready, self.id, ready.set):
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
         return ready
 
     def _store_ask(self) -> pykka.Future[Any]:
@@ -273,7 +280,7 @@ class SessionHandle:
     def _from_checkpoint(self, reply: Any) -> list[Message]:
         decoded = decode(reply)
         if not isinstance(decoded, Sessions):
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
         host = self._kernel.host
         session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
@@ -329,11 +336,11 @@ class SessionHandle:
                 return False
             ref = self._kernel.call(how, self.id, timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session not ready within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"session not ready within {timeout} s") from None
         if ref is None:
             return False
         if not ref.actor_stopped.wait(timeout):
-            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
         return True
 
     async def _astop_with(
@@ -350,9 +357,9 @@ class SessionHandle:
                 # Pykka says an actor has stopped only through a threading.Event.
                 stopped = await in_thread(lambda: ref.actor_stopped.wait(timeout))
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session not stopped within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"session not stopped within {timeout} s") from None
         if not stopped:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
         return True
 
     @property
@@ -392,10 +399,10 @@ class SessionHandle:
             RuntimeError: No event loop is running in this thread.
         """
         if not isinstance(input, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "input must be a str")
         check_text(input, "input")
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
-            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
+            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "buffer must be an int >= 1")
         run_id = new_run_id()
         stream = RunStream(self._kernel, self.id, run_id, buffer)
         try:

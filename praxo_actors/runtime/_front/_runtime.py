@@ -30,6 +30,7 @@ from praxo_actors.actors import check_not_blocking, forbid_blocking
 from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_UNKNOWN_AGENT
 from praxo_actors.memory import Store
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._agent_tool import track
@@ -367,15 +368,15 @@ class Runtime:
                 agent given while none is registered.
         """
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
-            raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
         check_text(session_id, "the session id")
         if agent is None:
             if not self._kernel.agents.view().factories:
-                raise PraxoError("RUNTIME_UNKNOWN_AGENT", "no agent is registered")
+                raise PraxoError(RUNTIME_UNKNOWN_AGENT, "no agent is registered")
         elif not isinstance(agent, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "agent must be a str or None")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "agent must be a str or None")
         elif agent not in self._kernel.agents:
-            raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+            raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")
         return SessionHandle(self, self._kernel, session_id, agent)
 
     def agents(self) -> dict[str, RegisteredAgent]:

@@ -5,12 +5,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from praxo_actors._errors import (
+    AgentError,
     PraxoError,
     RuntimeLimitError,
     SessionBusyError,
     SessionOverloadedError,
 )
 from praxo_actors.actors._checks import loop_owned
+from praxo_actors.codes import (
+    RUNTIME_INVALID_INPUT,
+    RUNTIME_SESSION_LIMIT,
+    RUNTIME_STOPPED,
+    SESSION_BUSY,
+    SESSION_OVERLOADED,
+)
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._table import Entry
 from praxo_actors.runtime._protocol import CancelRun, StartRun, encode
@@ -54,7 +62,7 @@ class Admission:
         runs, table = kernel.runs, kernel.table
         session_id, run_id = future.session_id, future.run_id
         if kernel.stopping:
-            runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            runs.refuse(future, AgentError(RUNTIME_STOPPED, "the runtime is stopping"))
             return
         if kernel.finder.holds(session_id):  # behind a resume whose run is being found
             kernel.finder.hold(future, agent, input, deadline_ns, resume, journal)
@@ -66,7 +74,7 @@ class Admission:
         if entry is None:
             if len(table) >= self.max_live_sessions and not table.evict():
                 limit = f"{len(table)} live sessions, none idle to passivate"
-                runs.refuse(future, RuntimeLimitError("RUNTIME_SESSION_LIMIT", limit))
+                runs.refuse(future, RuntimeLimitError(RUNTIME_SESSION_LIMIT, limit))
                 return
             entry = table.add(session_id)
             kernel.activator.activate(session_id, entry)
@@ -74,19 +82,19 @@ class Admission:
             if entry.runs and self.on_busy in ("interrupt", "rollback"):
                 self._interrupt(entry)
             if self.on_busy == "reject" and entry.runs:
-                busy = SessionBusyError("SESSION_BUSY", f"session {session_id!r} is running")
+                busy = SessionBusyError(SESSION_BUSY, f"session {session_id!r} is running")
                 runs.refuse(future, busy)
                 return
             if len(entry.runs) > self.max_queue:
                 many = f"session {session_id!r} has {len(entry.runs)} runs pending"
-                runs.refuse(future, SessionOverloadedError("SESSION_OVERLOADED", many))
+                runs.refuse(future, SessionOverloadedError(SESSION_OVERLOADED, many))
                 return
             table.touch(session_id, entry)
         try:
             start = StartRun(run_id, agent, input, deadline_ns, resume, journal, parent, chain)
             message = encode(start)
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
-            runs.refuse(future, PraxoError("RUNTIME_INVALID_INPUT", f"run not sendable: {exc}"))
+            runs.refuse(future, PraxoError(RUNTIME_INVALID_INPUT, f"run not sendable: {exc}"))
             return
         entry.add_run(run_id, future)
         entry.agent = agent or entry.agent  # "": the session runs it with the agent before it

@@ -33,6 +33,7 @@ from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
 from praxo_actors.actors._checks import any_thread, loop_owned, set_owner
+from praxo_actors.codes import AGENT_CANCELLED, RUNTIME_STOPPED
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._events._events import EventRouter
 from praxo_actors.runtime._kernel._activation import Activator
@@ -187,7 +188,7 @@ class Kernel:
         """
         reply: MNFuture[Any] = MNFuture()
         if not self.post(self._ask_store, message, reply):
-            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
         return reply
 
     def _ask_store(self, message: bytes, reply: MNFuture[Any]) -> None:
@@ -197,14 +198,14 @@ class Kernel:
                 raise pykka.ActorDeadError("no store actor")
             answer = ref.ask(message, block=False)
         except pykka.ActorDeadError:
-            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
             return
 
         def relay(done: Any) -> None:
             try:
                 reply.set(done.get(timeout=0))
             except pykka.ActorDeadError:  # it stopped before it read the message
-                fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+                fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
             except Exception:
                 reply.set_exception()
 
@@ -258,7 +259,7 @@ class Kernel:
     ) -> None:
         """Admit a resume once the run it goes on with is found (see ResumeFinder)."""
         if self.stopping:
-            self.runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            self.runs.refuse(future, AgentError(RUNTIME_STOPPED, "the runtime is stopping"))
             return
         self.finder.find(future, agent, deadline_ns, resume, timeout)
 
@@ -294,7 +295,7 @@ class Kernel:
             self.send(entry.ref, run_id, encode(CancelRun(run_id, hard)))
         elif entry.backlog is not None:
             entry.backlog = [(rid, m) for rid, m in entry.backlog if rid != run_id]
-            self.failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+            self.failed(run_id, AgentError(AGENT_CANCELLED, "cancelled", run_id))
         return True
 
     def send(self, ref: pykka.ActorRef[Any], run_id: str, message: bytes) -> None:
@@ -402,7 +403,7 @@ class Kernel:
     def stop_session(self, session_id: str) -> pykka.ActorRef[Any] | None:
         """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``
         (the one in flight is cut off first, its ``async`` callback cancelled)."""
-        self.lifecycle.stop_runs("AGENT_CANCELLED", session_id)
+        self.lifecycle.stop_runs(AGENT_CANCELLED, session_id)
         return self.table.stop_session(session_id)
 
     def describe(
@@ -415,14 +416,14 @@ class Kernel:
         """Refuse every new run from now on and end the runs in flight (the runtime is
         stopping): each publishes ``run.failed`` ``RUNTIME_STOPPED`` before the tree stops."""
         self.stopping = True
-        self.lifecycle.stop_runs("RUNTIME_STOPPED")
+        self.lifecycle.stop_runs(RUNTIME_STOPPED)
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""
         self.stopping = True
         self.finder.stop()
         for run_id in list(self.runs.pending):
-            self.failed(run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id))
+            self.failed(run_id, AgentError(RUNTIME_STOPPED, "the runtime stopped", run_id))
 
     def close(self) -> None:
         """Fail what is pending and cancel the loop's timers and tasks of the kernel."""

@@ -29,6 +29,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, JSONError, ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import AGENT_CALLBACK_EXCEPTION, MODEL_BAD_RESPONSE
 from praxo_actors.core._json import MAX_DEPTH
 from praxo_actors.core._json import _check_value as check_json
 from praxo_actors.models import Message as ModelMessage
@@ -147,7 +148,7 @@ def unpack(data: msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, 
             return True, carried
         case Raised(text=text):
             if not isinstance(carried, BaseException):  # it lost its exception: say what it was
-                return False, AgentError("AGENT_CALLBACK_EXCEPTION", text)
+                return False, AgentError(AGENT_CALLBACK_EXCEPTION, text)
             return False, carried
 
 
@@ -157,7 +158,7 @@ def _pack(run_id: str, token: int, outcome: Outcome) -> bytes:
 
 _TOO_DEEP = "a callback returned a value that is not JSON: nested too deep, or cyclic"
 _BAD_RESPONSE = ModelError(
-    "MODEL_BAD_RESPONSE", "the model's answer cannot be encoded: nested too deep, or cyclic"
+    MODEL_BAD_RESPONSE, "the model's answer cannot be encoded: nested too deep, or cyclic"
 )
 
 

@@ -22,10 +22,17 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pykka
 
-from praxo_actors._errors import AgentError, CheckpointError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError, ProtocolError
 from praxo_actors.actors import MNActor
 from praxo_actors.agent._effects import CallModel, Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
+from praxo_actors.codes import (
+    AGENT_CANCELLED,
+    AGENT_DEADLINE,
+    CHECKPOINT_SIGNATURE,
+    PROTOCOL_INVALID_MESSAGE,
+    SESSION_CRASHED,
+)
 from praxo_actors.memory._inbox import AcceptedRun
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
@@ -68,7 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["SessionActor", "SessionCrashedError"]
 
 
-class SessionCrashedError(PraxoError):
+class SessionCrashedError(AgentError):
     """What a session actor raises when crashed on purpose (``crash_for_testing``).
 
     Its runs then fail with :class:`~praxo_actors.AgentError` code ``SESSION_CRASHED``, as after
@@ -147,7 +154,7 @@ class SessionActor(MNActor):
             if cancel:
                 # An async callback in flight stops with its session (a sync one cannot be
                 # stopped: its late outcome finds the actor dead and is dropped).
-                current.cut_off("SESSION_CRASHED", "the session stopped")
+                current.cut_off(SESSION_CRASHED, "the session stopped")
             enter(current.run.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
@@ -208,7 +215,7 @@ class SessionActor(MNActor):
                 self._stop_runs(code)
             case RunDeadline(run_id=run_id):
                 running = "the deadline passed while a callback ran"
-                self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
+                self._cut_off(run_id, AGENT_DEADLINE, running, "deadline passed while queued")
             case GetInfo():
                 queued = len(self.queue or ()) + len(self.stash or ())
                 return encode(info_of(self.session, self.current, self._last_agent, queued))
@@ -219,14 +226,14 @@ class SessionActor(MNActor):
             case Restore(state=state, min_version=min_version):
                 self._restore(state, min_version)
             case Crash(reason=reason):
-                raise SessionCrashedError("SESSION_CRASHED", reason)
+                raise SessionCrashedError(SESSION_CRASHED, reason)
             case other:
-                raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"session got {type(other).__name__}")
+                raise ProtocolError(PROTOCOL_INVALID_MESSAGE, f"session got {type(other).__name__}")
         return None
 
     def _restore(self, state: StoredSession | None, min_version: int) -> None:
         if self.session is not None:
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "the session is restored already")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "the session is restored already")
         host = self.host
         try:
             session, position = revive(
@@ -256,7 +263,7 @@ class SessionActor(MNActor):
             current.cancelled = True  # seen at the next step boundary
             current.keep = keep
         else:
-            self._cut_off(run_id, "AGENT_CANCELLED", "cancelled while a callback ran", "cancelled")
+            self._cut_off(run_id, AGENT_CANCELLED, "cancelled while a callback ran", "cancelled")
 
     def _stop_runs(self, code: str) -> None:
         """End every run now, with ``code`` (the actor's stop follows): the one in flight is cut
@@ -363,7 +370,7 @@ class SessionActor(MNActor):
                 self.queue = None
             deadline_ns = start.deadline_ns
             if deadline_ns is not None and host.clock.monotonic_ns() >= deadline_ns:
-                error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
+                error = AgentError(AGENT_DEADLINE, "deadline passed while queued", start.run_id)
                 self._failed(start.run_id, error, _kept_as_is(start))
                 continue
             assert self.session is not None
@@ -566,7 +573,7 @@ class SessionActor(MNActor):
             host.post(host.router.resumed, self.session_id, run_id)
             start = start_of(host, self.session_id, run)
             if start is None:
-                forged = CheckpointError("CHECKPOINT_SIGNATURE", "the accepted run is not signed")
+                forged = CheckpointError(CHECKPOINT_SIGNATURE, "the accepted run is not signed")
                 self._failed(run_id, forged)
                 continue
             self._enqueue(start)
