@@ -10,6 +10,7 @@ come from whichever host runs it, through the cluster's own stream.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,15 @@ from praxo_actors.models import Event, RunResult
 if TYPE_CHECKING:
     from praxo_actors.runtime import SessionHandle
 
-__all__ = ["NOT_ON_CLUSTER", "check", "on_cluster", "outcome", "resumed_on_cluster"]
+__all__ = [
+    "NOT_ON_CLUSTER",
+    "check",
+    "followed",
+    "on_cluster",
+    "outcome",
+    "resumed_on_cluster",
+    "session_of_run",
+]
 
 NOT_ON_CLUSTER = "PROTOCOL_NOT_ON_CLUSTER"
 """The code of a request a protocol app over a ``ClusterRuntime`` cannot serve."""
@@ -60,6 +69,51 @@ async def outcome(handle: SessionHandle, future: Any) -> RunResult:
         return result
     settled: RunResult = await future
     return settled
+
+
+async def session_of_run(runtime: Any, run_id: str) -> str | None:
+    """Return the id of the session that holds or keeps run ``run_id`` (None: no session
+    knows it), looked up in a worker thread: a run pending in this process, else the store's
+    index of runs (on a cluster, the front's memory of its runs, else a host's store).
+
+    Raises:
+        PraxoError: ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``.
+    """
+    if on_cluster(runtime):
+        from praxo_actors.cluster._by_id import session_of
+
+        return await asyncio.to_thread(session_of, runtime, run_id)
+    return await asyncio.to_thread(_session_here, runtime, run_id)
+
+
+def _session_here(runtime: Any, run_id: str) -> str | None:
+    import pykka
+
+    from praxo_actors.runtime._protocol import FindRun, RunFound, decode, encode
+
+    kernel = runtime._kernel
+    try:
+        pending = kernel.call(kernel.known, run_id, timeout=kernel.timeout)
+        if pending is not None:
+            found: str = pending.session_id
+            return found
+        reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
+    except pykka.Timeout:
+        raise PraxoError("RUNTIME_TIMEOUT", f"no session named for {run_id!r} in time") from None
+    return reply.session_id if isinstance(reply, RunFound) else None
+
+
+async def followed(runtime: Any, handle: Any, run_id: str) -> RunResult:
+    """Await the outcome of run ``run_id``, pending in ``handle``'s session; on a ``Runtime``,
+    cancelling the awaiting task cancels the run at once (on a cluster the run goes on)."""
+    try:
+        result: RunResult = await handle.aresult(run_id, None)
+    except asyncio.CancelledError:
+        kernel = getattr(runtime, "_kernel", None)
+        if kernel is not None:
+            kernel.post(kernel.cancel, run_id, True)
+        raise
+    return result
 
 
 async def resumed_on_cluster(handle: Any, value: Any) -> AsyncIterator[Event]:
