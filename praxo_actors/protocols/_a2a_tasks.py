@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
-from praxo_actors.protocols._runtimes import followed, on_cluster, outcome, session_of_run
+from praxo_actors.protocols._runtimes import cancel_run, on_cluster, outcome, session_of_run
 
 if TYPE_CHECKING:
     from praxo_actors.models import RunResult
@@ -163,8 +163,8 @@ class Tasks:
     """The tasks the app remembers, by their id (bounded: a task forgotten is found again
     from the runtime, see :meth:`Runner.recover`)."""
 
-    def __init__(self, limit: int | None = None) -> None:
-        self._limit = MAX_TASKS if limit is None else limit
+    def __init__(self, limit: int = MAX_TASKS) -> None:
+        self._limit = limit
         self._by_id: OrderedDict[str, A2ATask] = OrderedDict()
 
     def add(self, task: A2ATask) -> None:
@@ -225,6 +225,8 @@ class Runner:
         task.set_status(CANCELED)
         if running is not None and running is not asyncio.current_task():
             running.cancel()
+            if task.run_id:  # also when the awaiting task had not started yet
+                cancel_run(self._runtime, task.run_id)
 
     async def recover(self, run_id: str) -> A2ATask | None:
         """Return the task of run ``run_id`` as the runtime knows the run, remembered again
@@ -265,7 +267,7 @@ class Runner:
         if pending:
             task.set_status(WORKING)
             task.running = asyncio.get_running_loop().create_task(
-                self._execute(task, lambda: followed(self._runtime, handle, run_id), None)
+                self._execute(task, lambda: handle.aresult(run_id, None), None)
             )
         return task
 

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOT_ON_CLUSTER",
+    "cancel_run",
     "check",
-    "followed",
     "on_cluster",
     "outcome",
     "resumed_on_cluster",
@@ -103,17 +103,11 @@ def _session_here(runtime: Any, run_id: str) -> str | None:
     return reply.session_id if isinstance(reply, RunFound) else None
 
 
-async def followed(runtime: Any, handle: Any, run_id: str) -> RunResult:
-    """Await the outcome of run ``run_id``, pending in ``handle``'s session; on a ``Runtime``,
-    cancelling the awaiting task cancels the run at once (on a cluster the run goes on)."""
-    try:
-        result: RunResult = await handle.aresult(run_id, None)
-    except asyncio.CancelledError:
-        kernel = getattr(runtime, "_kernel", None)
-        if kernel is not None:
-            kernel.post(kernel.cancel, run_id, True)
-        raise
-    return result
+def cancel_run(runtime: Any, run_id: str) -> None:
+    """Cancel run ``run_id`` at once, on a ``Runtime`` (a cluster's run goes on)."""
+    kernel = getattr(runtime, "_kernel", None)
+    if kernel is not None:
+        kernel.post(kernel.cancel, run_id, True)
 
 
 async def resumed_on_cluster(handle: Any, value: Any) -> AsyncIterator[Event]:
