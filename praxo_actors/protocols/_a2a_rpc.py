@@ -214,7 +214,7 @@ class Endpoint:
             self._runner.resume(task, _answer(message), asked)
         else:
             context_id = message.context_id or str(uuid.uuid4())
-            task = self._runner.start(
+            task = await self._runner.start(
                 context_id,
                 _text(message),
                 lambda task_id: _message_doc(message, task_id, context_id),

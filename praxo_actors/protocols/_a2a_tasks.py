@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
-from praxo_actors.protocols._runtimes import cancel_run, on_cluster, outcome, session_of_run
+from praxo_actors.protocols._runtimes import (
+    cancel_run,
+    journaled,
+    on_cluster,
+    outcome,
+    session_of_run,
+)
 
 if TYPE_CHECKING:
     from praxo_actors.models import RunResult
@@ -188,27 +194,34 @@ class Runner:
         self.on_cluster = on_cluster(runtime)
         """Whether the runtime is a cluster's (a run in flight there cannot be cancelled)."""
 
-    def start(
+    async def start(
         self, context_id: str, text: str, message: Callable[[str], dict[str, Any]]
     ) -> A2ATask:
         """Submit the run of ``text`` in the context's session; return its task, remembered:
-        its id is the run's, its first message ``message(task_id)``. A run refused before it
-        is submitted (a context that cannot be a session...) is a failed task of its own id."""
+        its id is the run's, its first message ``message(task_id)``. A durable agent's run is
+        in the store before this returns (the task outlives the process). A run refused
+        before it is submitted (a context that cannot be a session...) is a failed task of
+        its own id."""
+        step: Callable[[], Awaitable[RunResult]]
         try:
             handle = self._runtime.session(context_id, self._agent)  # refuses a bad id
-            future = handle.run(text)
+            if journaled(self._runtime, self._agent):
+                run_id = await handle.asubmit(text)
+                step = lambda: self._submitted(task, handle)  # noqa: E731
+            else:
+                future = handle.run(text)
+                run_id = future.run_id
+                step = lambda: self._first(task, handle, future)  # noqa: E731
         except PraxoError as exc:
             task_id = str(uuid.uuid4())
             task = A2ATask(task_id, context_id, message(task_id))
             self._tasks.add(task)
             self._end(task, FAILED, [_text(f"{exc.code}: {exc.message}")], exc.code)
             return task
-        task = A2ATask(future.run_id, context_id, message(future.run_id))
-        task.run_id = future.run_id
+        task = A2ATask(run_id, context_id, message(run_id))
+        task.run_id = run_id
         self._tasks.add(task)
-        task.running = asyncio.get_running_loop().create_task(
-            self._execute(task, lambda: self._first(task, handle, future), None)
-        )
+        task.running = asyncio.get_running_loop().create_task(self._execute(task, step, None))
         return task
 
     def resume(self, task: A2ATask, answer: Any, asked: list[Any]) -> None:
@@ -275,6 +288,10 @@ class Runner:
         task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
         # Awaited as ``arun`` awaits its run: a cancellation cancels the run at once.
         return await outcome(handle, future)
+
+    async def _submitted(self, task: A2ATask, handle: SessionHandle) -> RunResult:
+        task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
+        return await handle.aresult(task.run_id, None)  # cancelled by :meth:`cancel`
 
     async def _resumed(self, task: A2ATask, answer: Any) -> RunResult:
         handle = self._runtime.session(task.context_id, self._agent)  # refuses a bad id

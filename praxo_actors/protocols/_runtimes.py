@@ -24,6 +24,7 @@ __all__ = [
     "NOT_ON_CLUSTER",
     "cancel_run",
     "check",
+    "journaled",
     "on_cluster",
     "outcome",
     "resumed_on_cluster",
@@ -101,6 +102,14 @@ def _session_here(runtime: Any, run_id: str) -> str | None:
     except pykka.Timeout:
         raise PraxoError("RUNTIME_TIMEOUT", f"no session named for {run_id!r} in time") from None
     return reply.session_id if isinstance(reply, RunFound) else None
+
+
+def journaled(runtime: Any, agent: str) -> bool:
+    """Whether a run of ``agent`` on ``runtime`` (a ``Runtime``'s) is accepted into the store
+    by ``asubmit`` before its id is handed out (a durable agent's): a run acknowledged to a
+    client then outlives the process."""
+    kernel = getattr(runtime, "_kernel", None)
+    return kernel is not None and bool(kernel.agents.is_durable(agent))
 
 
 def cancel_run(runtime: Any, run_id: str) -> None:

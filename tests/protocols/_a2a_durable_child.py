@@ -4,7 +4,10 @@ then the runtime is stopped and ``stopped`` printed."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
+from pathlib import Path
 
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import ModelError, Request, Response, message_assistant
@@ -13,11 +16,18 @@ from praxo_actors.runtime import Runtime
 from praxo_actors.serving import serve
 
 
-def echo(request: Request) -> Response | ModelError:
-    """Fail when told; else say what the user said."""
+async def echo(request: Request) -> Response | ModelError:
+    """Fail when told; wait for the gate file (bounded) when told; else say what the user
+    said."""
     text = request.messages[-1].content
     if text == "fail":
         return ModelError("MODEL_UNAVAILABLE", "the model is down")
+    if text == "wait":
+        gate = Path(os.environ["PRAXO_TEST_GATE"])
+        for _ in range(600):  # at most 30 s
+            if gate.exists():
+                break
+            await asyncio.sleep(0.05)
     return Response(message_assistant(f"echo: {text}"))
 
 
