@@ -21,6 +21,7 @@ from a2a.types import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
@@ -216,6 +217,34 @@ def test_a_forgotten_working_task_is_followed_and_can_be_cancelled(url: str) -> 
     eventually(
         lambda: talk(url, lambda app: get(app, other)).status.state == TaskState.TASK_STATE_CANCELED
     )
+
+
+def test_a_forgotten_working_task_can_be_subscribed_to_its_end(url: str) -> None:
+    """SubscribeToTask of a forgotten task still working gives the task, then its end."""
+
+    async def go(app: Talk) -> tuple[Task, list[Any]]:
+        held = await app.send(user("wait", context="ctx-6"), at_once=True)
+        await app.forget()
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            config = ClientConfig(streaming=True, httpx_client=http)
+            client = await create_client(url, client_config=config)
+            subscribed = client.subscribe(SubscribeToTaskRequest(id=held.id))
+            first = await anext(subscribed)
+            RELEASE.set()
+            return first.task, [item async for item in subscribed]
+
+    first, rest = talk(url, go)
+    assert first.status.state == TaskState.TASK_STATE_WORKING
+    assert first.context_id == "ctx-6"
+    states = [i.status_update.status.state for i in rest if i.HasField("status_update")]
+    assert states == [TaskState.TASK_STATE_COMPLETED]
+    texts = [
+        p.text
+        for i in rest
+        if i.HasField("artifact_update")
+        for p in i.artifact_update.artifact.parts
+    ]
+    assert texts == ['Result: "released".']
 
 
 def test_an_unknown_task_is_not_found(url: str) -> None:
