@@ -5,7 +5,8 @@ agents with ``agents()``; this module is the one place that tells them apart, fo
 cluster does otherwise. A run on a cluster goes on when the task awaiting it is cancelled (its
 host runs it; nothing in this process can stop it at once), so an app that would cancel a
 run in flight refuses instead with ``PROTOCOL_NOT_ON_CLUSTER``; and a resumed run's events
-come from whichever host runs it, through the cluster's own stream.
+come from whichever host runs it, through the cluster's own stream. A run is also found here by
+its id alone (the session that holds or keeps it), for a task an app no longer remembers.
 """
 
 from __future__ import annotations
