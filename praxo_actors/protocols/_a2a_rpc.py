@@ -168,7 +168,7 @@ class Endpoint:
         if method in ("GetTask", "CancelTask", "SubscribeToTask"):
             query = _convert(params, TaskParams)
             _check_version(scope)
-            task = self._tasks.get(query.id)
+            task = await self._find(query.id)
             if task is None:
                 raise _not_found()
             if method == "GetTask":
@@ -191,14 +191,24 @@ class Endpoint:
             raise _unsupported(f"Method {method} is not supported.")
         raise RpcError(PROTOCOL_INVALID_INPUT, -32601, "METHOD_NOT_FOUND", "Method not found", 400)
 
+    async def _find(self, task_id: str) -> A2ATask | None:
+        """The task of id ``task_id``: remembered, else found again from the runtime."""
+        task = self._tasks.get(task_id)
+        if task is not None:
+            return task
+        try:
+            return await self._runner.recover(task_id)
+        except PraxoError as exc:
+            raise RpcError(exc.code, -32603, "INTERNAL_ERROR", exc.message) from None
+
     async def _send(self, given: SendParams, streaming: bool) -> Any:
         message = given.message
         if message is None:
             raise _invalid_params("message is required")
         config = given.configuration or Configuration()
         if message.task_id:
-            task = self._tasks.get(message.task_id)
-            if task is None or task.id != message.task_id:
+            task = await self._find(message.task_id)
+            if task is None:
                 raise _not_found(f"Task {message.task_id} was specified but does not exist")
             if message.context_id and message.context_id != task.context_id:
                 raise _invalid_params("the message's contextId is not its task's")
@@ -210,11 +220,13 @@ class Endpoint:
             events = _Follow(task, first=False) if streaming else None
             self._runner.resume(task, _answer(message), asked)
         else:
-            task_id, context_id = str(uuid.uuid4()), message.context_id or str(uuid.uuid4())
-            task = A2ATask(task_id, context_id, _message_doc(message, task_id, context_id))
-            self._tasks.add(task)
+            context_id = message.context_id or str(uuid.uuid4())
+            task = await self._runner.start(
+                context_id,
+                _text(message),
+                lambda task_id: _message_doc(message, task_id, context_id),
+            )
             events = _Follow(task, first=True) if streaming else None
-            self._runner.start(task, _text(message))
         if events is not None:
             return events
         running = task.running
@@ -232,6 +244,7 @@ class _Follow:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         task.listeners.append(self._queue)  # now: nothing published from here on is missed
         self._start = {"task": task.doc()} if first else None
+        self._ended = first and task.state in ENDED  # refused before its run: nothing follows
 
     def close(self) -> None:
         """Stop listening (idempotent)."""
@@ -243,6 +256,8 @@ class _Follow:
         try:
             if self._start is not None:
                 yield self._start
+            if self._ended:
+                return
             while True:
                 event = await self._queue.get()
                 yield event
