@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import SCHEDULE_NOT_FOUND
 from praxo_actors.observer._responses import error_response, json_response
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def schedule_routes(runtime: Runtime, redact: bool) -> list[Route]:
                 if schedule.id == schedule_id:
                     await schedule.acancel()
                     return json_response({"schedule_id": schedule_id, "cancelled": True})
-            raise PraxoError("SCHEDULE_NOT_FOUND", f"no schedule {schedule_id!r}")
+            raise PraxoError(SCHEDULE_NOT_FOUND, f"no schedule {schedule_id!r}")
         except PraxoError as exc:
             return error_response(exc)
 

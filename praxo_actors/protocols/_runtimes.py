@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
-from praxo_actors.codes import RUNTIME_INVALID_INPUT
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_TIMEOUT
 from praxo_actors.models import Event, RunResult
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _session_here(runtime: Any, run_id: str) -> str | None:
             return found
         reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
     except pykka.Timeout:
-        raise PraxoError("RUNTIME_TIMEOUT", f"no session named for {run_id!r} in time") from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no session named for {run_id!r} in time") from None
     return reply.session_id if isinstance(reply, RunFound) else None
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.actors import check_not_blocking, in_thread
+from praxo_actors.codes import SCHEDULE_INVALID
 from praxo_actors.memory._schedules import ScheduleRow, keyed_id
 from praxo_actors.runtime._front._inputs import check_text
 from praxo_actors.runtime._schedule._when import first_fire
@@ -105,14 +106,14 @@ class Schedule:
 
 def _row(handle: SessionHandle, runner: ScheduleRunner, input: Any, **when: Any) -> ScheduleRow:
     if not isinstance(input, str):
-        raise PraxoError("SCHEDULE_INVALID", "input must be a str")
+        raise PraxoError(SCHEDULE_INVALID, "input must be a str")
     try:
         check_text(input, "input")
     except PraxoError as exc:
-        raise PraxoError("SCHEDULE_INVALID", exc.message) from None
+        raise PraxoError(SCHEDULE_INVALID, exc.message) from None
     key = when.pop("key")
     if key is not None and (not isinstance(key, str) or not key or "\x00" in key):
-        raise PraxoError("SCHEDULE_INVALID", f"key must be a non-empty str, got {key!r}")
+        raise PraxoError(SCHEDULE_INVALID, f"key must be a non-empty str, got {key!r}")
     now = runner.wall_ns()
     plan = first_fire(now, **when)
     sid = handle.id

@@ -28,6 +28,7 @@ import msgspec
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.codes import SCHEDULE_INVALID, SCHEDULE_NOT_FOUND
 from praxo_actors.memory._base import StoreBase
 from praxo_actors.memory._schedules import (
     ScheduleRow,
@@ -110,7 +111,7 @@ class ScheduleRunner:
         store = self._kernel.store
         if not isinstance(store, StoreBase):
             raise PraxoError(
-                "SCHEDULE_INVALID",
+                SCHEDULE_INVALID,
                 f"{type(store).__name__} cannot keep schedules (use InMemoryStore, SQLiteStore "
                 "or PostgresStore)",
             )
@@ -133,7 +134,7 @@ class ScheduleRunner:
             PraxoError: ``SCHEDULE_NOT_FOUND`` when there is no such schedule.
         """
         if not delete_row(self.store, schedule_id):
-            raise PraxoError("SCHEDULE_NOT_FOUND", f"no schedule {schedule_id!r}")
+            raise PraxoError(SCHEDULE_NOT_FOUND, f"no schedule {schedule_id!r}")
 
     def start(self) -> None:
         """Read the store's schedules on the runner's thread, now and every so often (a

@@ -11,7 +11,8 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.codes import RUNTIME_STOPPED
 from praxo_actors.memory._schedules import ScheduleRow
 from praxo_actors.models import Event
 from praxo_actors.runtime._protocol import Publish, encode
@@ -55,7 +56,7 @@ def submit_fire(
     told = _Told(kernel, timeout, Event("", run_id, row.session_id, 0, now_ns, data))
     try:
         if front is None:
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the runtime has stopped", run_id)
         handle = SessionHandle(front, kernel, row.session_id, row.agent or None)
         if _journaled(handle, kernel):
             stored = threading.Event()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import SCHEDULE_INVALID
 
 if TYPE_CHECKING:
     from praxo_actors.memory._schedules import ScheduleRow
@@ -39,7 +40,7 @@ class Plan(msgspec.Struct, frozen=True):
 
 
 def _invalid(message: str) -> PraxoError:
-    return PraxoError("SCHEDULE_INVALID", message)
+    return PraxoError(SCHEDULE_INVALID, message)
 
 
 def _seconds(name: str, value: object) -> float:
