@@ -73,7 +73,7 @@ SAMPLES = [
     CancelRun("run-1", hard=True),
     RunDeadline("run-1"),
     StopRuns("AGENT_CANCELLED"),
-    EffectDone("run-1", 7, msgspec.Raw(encode_outcome(Returned({"rows": [1]})))),
+    EffectDone("run-1", 7, Returned({"rows": [1]})),
     Restore(StoredSession('{"format":"praxo.checkpoint"}', 0, ["{}"], 1), min_version=1),
     Restore(None),
     Journaled("run-1", 2),

@@ -156,7 +156,7 @@ def open_run(
     current = Run(
         run, start.agent, start.deadline_ns, host.clock, parent=start.parent, chain=start.chain
     )
-    if host.router.agents.is_durable(start.agent):
+    if host.kernel.agents.is_durable(start.agent):
         current.durable = DurableRun(
             session_id, start.run_id, start.agent, start.input, host.key, resume=start.resume
         )
