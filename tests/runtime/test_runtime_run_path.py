@@ -140,7 +140,7 @@ def test_a_run_from_a_coroutine_on_the_loop_crosses_no_thread(
 # The Python functions a warm run calls, counted on the loop's thread (profile "call" events:
 # each frame entered, a coroutine's or generator's resumption included). The agent loop alone
 # (``arun_agent`` on the same model) makes about 25.
-WARM_RUN_CALLS = 0
+WARM_RUN_CALLS = 240
 
 
 def _python_calls(rt: Runtime, run: Callable[[], Any]) -> int:

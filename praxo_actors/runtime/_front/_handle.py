@@ -116,7 +116,9 @@ class SessionHandle:
         chain: tuple[str, ...] = (),
     ) -> RunFuture:
         kernel = self._kernel
-        deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        deadline_ns = (
+            None if deadline is None else deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        )
         capture(run_id)  # the caller's span, the run's parent
         future = RunFuture(run_id, self.id, kernel.request_cancel)
         agent = "" if self._agent is None else self._agent  # "": the session's last agent

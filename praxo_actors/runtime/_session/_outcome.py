@@ -71,7 +71,7 @@ def _returned(run_id: str, token: int, value: Any) -> Message:
     kind = type(value)
     outcome: Outcome
     if kind is Response and type(value.message) is ModelMessage:
-        if _too_deep(value):
+        if (value.usage or value.message.tool_calls) and _too_deep(value):  # text: no walk
             return _unencodable(run_id, token, True)
         outcome = ReturnedResponse(value)
     elif kind is ModelError:
@@ -85,7 +85,7 @@ def _returned(run_id: str, token: int, value: Any) -> Message:
             return _pack(run_id, token, ReturnedObject(kind.__name__)), value
         outcome = Returned(value)
     try:
-        return _pack(run_id, token, outcome)
+        return encode(EffectDone(run_id, token, outcome))  # as _pack, inline
     except RecursionError:  # nested beyond the encoder's reach, or cyclic: not JSON at all
         return _unencodable(run_id, token, kind is Response)
     except (TypeError, ValueError, OverflowError):  # e.g. a usage dict holding an object

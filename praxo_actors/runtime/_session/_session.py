@@ -207,7 +207,11 @@ class SessionActor(MNActor):
                         and token == current.token
                     ):
                         model = type(current.run.effect) is CallModel
-                        self._journal(current, *current.after(*unpack(outcome, error, model)))
+                        ok, value = unpack(outcome, error, model)
+                        if current.durable is None:  # nothing to journal: the next step
+                            self._advance(current, ok, value)
+                        else:
+                            self._journal(current, *current.after(ok, value))
                 case Journaled(run_id=run_id, entries=entries):
                     self._journaled(run_id, entries)
                 case CancelRun(run_id=run_id, hard=hard, keep=keep):
