@@ -64,7 +64,6 @@ from praxo_actors.runtime._protocol import (
     encode,
     encode_outcome,
 )
-from praxo_actors.runtime._session._outcome import effect_done
 
 Start = Callable[..., Runtime]
 
@@ -248,6 +247,8 @@ def test_runtime_recovers_when_the_bus_crashes(runtime: Start, tmp_path: Path) -
 def test_an_effect_done_carries_its_outcome_encoded_once() -> None:
     """A callback's outcome is encoded with its EffectDone, in one pass, and decoded with it:
     the decoded message holds the outcome itself, not bytes to decode again."""
+    from praxo_actors.runtime._session._outcome import effect_done
+
     answer = Response(message_assistant("hi"), {"tokens": 3})
     message = effect_done("run-1", 7, True, answer)
     assert isinstance(message, bytes)
