@@ -126,11 +126,16 @@ class SessionHandle:
         chain: tuple[str, ...] = (),
     ) -> RunFuture:
         kernel = self._kernel
-        deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        deadline_ns = (
+            None if deadline is None else deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        )
         capture(run_id)  # the caller's span, the run's parent
         future = RunFuture(run_id, self.id, kernel.request_cancel)
-        args = (future, self._agent_for_run(), input, deadline_ns, resume, journal, parent, chain)
-        return self._post(future, kernel.submit, *args)
+        agent = "" if self._agent is None else self._agent  # "": the session's last agent
+        args = (future, agent, input, deadline_ns, resume, journal, parent, chain)
+        if not kernel.post_now(kernel.submit, *args):
+            fail(future, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
+        return future
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
         """Post ``fn(*args)`` to the kernel, which settles ``future`` (failed at once if the
@@ -210,7 +215,13 @@ class SessionHandle:
         Raises:
             PraxoError: As :meth:`run` and its future.
         """
-        return await self._outcome(self.run(input, deadline))
+        future = self.run(input, deadline)
+        try:  # as :meth:`_outcome` (inline: one coroutine per run, not two)
+            return await future
+        except asyncio.CancelledError:
+            if not future.done():
+                self._kernel.post(self._kernel.cancel, future.run_id, True)
+            raise
 
     async def _outcome(self, future: RunFuture) -> RunResult:
         """Await a run's future; cancelling the awaiting task cancels the run at once."""

@@ -154,7 +154,8 @@ def open_run(
     Raises:
         Exception: What making the agent's options or starting its run raised.
     """
-    options = host.options_for(start.agent, host.has_subscribers(), owner)
+    kernel = host.kernel
+    options = kernel.agents.options_for(start.agent, kernel.bus.subscription_count > 0, owner)
     if start.resume is None:
         run = start_run(options, session, start.input, run_id=start.run_id)
     else:
@@ -163,7 +164,7 @@ def open_run(
     current = Run(
         run, start.agent, start.deadline_ns, host.clock, parent=start.parent, chain=start.chain
     )
-    if host.router.agents.is_durable(start.agent):
+    if kernel.agents.is_durable(start.agent):
         current.durable = DurableRun(
             session_id, start.run_id, start.agent, start.input, host.key, resume=start.resume
         )
