@@ -13,8 +13,8 @@ __all__ = ["InMemoryStore"]
 
 # A row is one bytes object: created_ns and updated_ns as two signed 64-bit ints, then the
 # document's text, shortened (below) and UTF-8 encoded. ~50 bytes of overhead a row, where a
-# (text, created, updated) tuple took ~145: a session's log is three rows (its last record,
-# result and head), kept for every session the process has seen.
+# (text, created, updated) tuple took ~145: a session's log is a few rows (its records since
+# its snapshot, its results, its head), kept for every session the process has seen.
 _STAMPS = struct.Struct("<qq")
 _HEAD = _STAMPS.size
 # A stamp outside 64 bits (only a user's clock could give one) keeps the row as a tuple.
@@ -22,38 +22,43 @@ _Stored = bytes | tuple[str, int, int]
 
 # The session log's own documents, shortened with a fixed vocabulary: each phrase its log
 # writes in every record, result and head becomes one control character, which JSON text
-# never holds raw (it escapes U+0000-U+001F). A record of one exchange goes from ~390
-# characters to ~53, a result from ~186 to ~49 and a head from 34 to 7, for 1.1-3.4 µs a
-# write and 0.6-2 µs a read (2 vCPUs, busy), where storing the text as it is costs 0.13.
+# never holds raw (it escapes U+0000-U+001F). A record of one exchange goes from ~330
+# characters to ~70, a result from ~150 to ~50 and a head from ~50 to ~12, for about a µs a
+# write and less a read, where storing the text as it is costs 0.13.
 # A table applies only to a text starting with its first phrase (whose code then marks the
 # table); any other text is stored as it is, so a change of the log's format costs only the
 # saving. No phrase holds a code and no code occurs in the text, so replacing each code by its
 # phrase gives the text back exactly; a text holding a control character is stored as it is.
-_END = '\\",\\"tool_call_id\\":null,\\"tool_calls\\":[],\\"type\\":\\"message\\"}'
+_END = '","tool_call_id":null,"tool_calls":[],"type":"message"}'
 _RECORD = (
-    '{"record":"{\\"format\\":\\"praxo.record\\",\\"messages\\":[{\\"content\\":\\"',
-    '\\",\\"name\\":null,\\"role\\":\\"user' + _END,
-    '\\",\\"name\\":null,\\"role\\":\\"assistant' + _END,
-    '\\",\\"name\\":null,\\"role\\":\\"',
+    '{"format":"praxo.record","messages":[{"content":"',
+    '","name":null,"role":"user' + _END,
+    '","name":null,"role":"assistant' + _END,
+    '","name":null,"role":"',
     _END,
-    ',{\\"content\\":\\"',
-    '{\\"content\\":\\"',
-    '],\\"run_id\\":\\"run_',
-    '\\",\\"seq\\":',
-    ',\\"session_id\\":\\"',
-    '\\",\\"version\\":',
+    ',{"content":"',
+    '{"content":"',
+    '],"run_id":"run_',
+    '","seq":',
+    ',"session_id":"',
+    '","version":1}',
 )
-_RESULT = (
-    '{"result":"{\\"agent\\":\\"',
-    '\\",\\"model_calls\\":',
-    ',\\"output\\":\\"',
-    '\\",\\"run_id\\":\\"run_',
-    '\\",\\"steps\\":',
-    ',\\"structured\\":null,\\"tool_calls\\":0,\\"usage\\":{}}"}',
-    ',\\"structured\\":null,\\"tool_calls\\":',
-    ',\\"usage\\":{}}"}',
+# A result and a head with an agent both start with it: one table for both.
+_NAMED = (
+    '{"agent":"',
+    '","model_calls":',
+    ',"output":"',
+    '","run_id":"run_',
+    '","steps":',
+    ',"structured":null,"tool_calls":0,"usage":{}}',
+    ',"structured":null,"tool_calls":',
+    ',"usage":{}}',
+    '","base":',
+    ',"results":',
+    ',"version":',
 )
 _HEADS = ('{"base":', ',"results":', ',"version":')
+_RUNS = ('{"n":', ',"session":"')
 _VERBATIM = "\x00"  # marks a text that itself starts with a control character
 _CONTROL = re.compile("[\x00-\x1f]")
 
@@ -61,7 +66,7 @@ _CONTROL = re.compile("[\x00-\x1f]")
 def _tables() -> tuple[list[tuple[str, list[tuple[str, str]]]], dict[str, list[tuple[str, str]]]]:
     code = 1
     shorten, restore = [], {}
-    for phrases in (_RECORD, _RESULT, _HEADS):
+    for phrases in (_RECORD, _NAMED, _HEADS, _RUNS):
         pairs = [(phrase, chr(code + i)) for i, phrase in enumerate(phrases)]
         code += len(phrases)
         shorten.append((phrases[0], pairs))
