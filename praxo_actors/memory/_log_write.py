@@ -37,6 +37,7 @@ GetTexts = Callable[[tuple[str, ...], list[str]], list[str | None]]
 GetDocs = Callable[[tuple[str, ...], list[str]], list[dict[str, Any] | None]]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+_UNCHANGED = InboxChanges({})  # for a write that changes no inbox: it holds none to change
 
 
 def _json(value: Any) -> str:
@@ -171,7 +172,7 @@ def _inboxes(
     ids += [a.session_id for a in appends if a.accepted]
     ids += [c.session_id for c in commits if c.inbox is not None]
     if not ids:
-        return InboxChanges({})
+        return _UNCHANGED
     ids = list(dict.fromkeys(ids))
     return InboxChanges(dict(zip(ids, get_docs(INBOX, ids), strict=True)))
 
@@ -180,9 +181,9 @@ def _pending_runs(
     get_docs: GetDocs, commits: Sequence[Commit], appends: Sequence[JournalAppend]
 ) -> dict[str, tuple[str, int] | None]:
     """The run pending per session these writes touch (its id and entries), as stored."""
-    if not appends and all(c.journal < 0 for c in commits):
-        return {}  # runs that were not durable: no pending run to read
     ids = [a.session_id for a in appends] + [c.session_id for c in commits if c.journal >= 0]
+    if not ids:
+        return {}  # runs that were not durable: no pending run to read
     ids = list(dict.fromkeys(ids))
     out: dict[str, tuple[str, int] | None] = {}
     for sid, doc in zip(ids, get_docs(PENDING, ids), strict=True):

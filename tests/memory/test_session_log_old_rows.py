@@ -124,3 +124,21 @@ def test_a_runtime_restores_a_sqlite_log_written_in_the_old_form(tmp_path: Path)
         assert contents == ["a", "A", "b", "B", "c", "C"]
         [state] = SessionLog(store).load(["s"])
         assert state is not None and state.version == 3 and state.results == 3
+
+
+def test_postgres_reads_an_old_log_and_goes_on_in_the_new_form(postgres_dsn: str) -> None:
+    """On PostgreSQL too: an old log reads back, and a commit on it stores its documents as
+    they are, in the session's transaction."""
+    from praxo_actors.memory import PostgresStore
+
+    with PostgresStore(postgres_dsn, schema="praxo_test_old_rows") as store:
+        write_old_log(store, "s", ["a", "b"])
+        log = SessionLog(store)
+        record = dump_record("s", 3, "s-r3", [message_user("c"), message_assistant("C")])
+        assert log.write([Commit("s", 2, "s-r3", record, result=_result("s-r3", "C"))], []) == [
+            True
+        ]
+        assert store._read_texts(RECORDS, ["s#3"]) == [record]
+        contents = [m.content for m in read_session(store, "s").messages]
+        assert contents == ["a", "A", "b", "B", "c", "C"]
+        assert log.results("s")[-1] == _result("s-r3", "C") and log.find_run("s-r1") == "s"
