@@ -98,11 +98,13 @@ def read_head(text: str) -> Head:
         doc = _decode_head(text)
     except (msgspec.MsgspecError, ValueError):
         return Head(0, 0, 0, None, False)
-    ints = (doc.version, doc.base, doc.results)
-    ok = all(type(n) is int and n >= 0 for n in ints)
-    version, base, results = (n if type(n) is int and n >= 0 else 0 for n in ints)
-    agent = doc.agent
-    return Head(version, base, results, agent if isinstance(agent, str) and agent else None, ok)
+    version, base, results, agent = doc.version, doc.base, doc.results, doc.agent
+    named = agent if isinstance(agent, str) and agent else None
+    typed = type(version) is int and type(base) is int and type(results) is int
+    if typed and version >= 0 and base >= 0 and results >= 0:
+        return Head(version, base, results, named, True)
+    v, b, r = (n if type(n) is int and n >= 0 else 0 for n in (version, base, results))
+    return Head(v, b, r, named, False)
 
 
 def head_row(version: int, base: int, results: int, agent: str | None) -> str:
