@@ -9,43 +9,24 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import AgentError, PraxoError, ProtocolError
-from praxo_actors.actors import MNFuture, in_thread
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.actors import MNFuture
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import capture
-from praxo_actors.codes import (
-    EVENTS_INVALID_SUBSCRIPTION,
-    PROTOCOL_INVALID_MESSAGE,
-    RUNTIME_INVALID_INPUT,
-    RUNTIME_STOPPED,
-    RUNTIME_TIMEOUT,
-)
+from praxo_actors.codes import EVENTS_INVALID_SUBSCRIPTION, RUNTIME_INVALID_INPUT, RUNTIME_STOPPED
 from praxo_actors.models import Message, RunResult
 from praxo_actors.runtime._events._stream import RunStream
-from praxo_actors.runtime._front import _submit
-from praxo_actors.runtime._front._inputs import (
-    check_text,
-    deadline_in_ns,
-    resume_document,
-)
+from praxo_actors.runtime._front import _history, _stopping, _submit
+from praxo_actors.runtime._front._inputs import check_text, deadline_in_ns, resume_document
 from praxo_actors.runtime._front._inspect import interrupted_run
-from praxo_actors.runtime._front._on_loop import acall, on_loop, run_on_loop
+from praxo_actors.runtime._front._on_loop import on_loop, run_on_loop
 from praxo_actors.runtime._front._results import run_result
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import fail
 from praxo_actors.runtime._kernel._waits import check_timeout
-from praxo_actors.runtime._protocol import (
-    Crash,
-    GetHistory,
-    History,
-    LoadSessions,
-    Sessions,
-    decode,
-    encode,
-)
+from praxo_actors.runtime._protocol import Crash, encode
 from praxo_actors.runtime._schedule import _front as _sched_front
 from praxo_actors.runtime._schedule._front import Schedule
-from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
@@ -239,42 +220,11 @@ class SessionHandle:
             PraxoError: ``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``, a checkpoint code, or
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`ahistory`).
         """
-        check_timeout(timeout)
-        try:
-            ref = self._ready().get(timeout=timeout)
-            if ref is not None:
-                reply = _ask(ref, encode(GetHistory()))
-                if reply is not None:
-                    try:
-                        messages = _history(reply.get(timeout=timeout))
-                    except pykka.ActorDeadError:  # it stopped meanwhile: read the checkpoint
-                        messages = None
-                    if messages is not None:
-                        return messages
-            document = self._store_ask().get(timeout=timeout)
-        except pykka.Timeout:
-            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
-        return self._from_checkpoint(document)
+        return _history.history(self._ready, self._kernel, self.id, timeout)
 
     async def ahistory(self, timeout: float = 5.0) -> list[Message]:
         """Like :meth:`history`, awaited (safe on the runtime's own event loop)."""
-        check_timeout(timeout)
-        try:
-            async with asyncio.timeout(timeout):
-                ref = await self._ready()
-                if ref is not None:
-                    reply = _ask(ref, encode(GetHistory()))
-                    if reply is not None:
-                        try:
-                            messages = _history(await reply)
-                        except pykka.ActorDeadError:
-                            messages = None
-                        if messages is not None:
-                            return messages
-                document = await self._store_ask()
-        except TimeoutError:
-            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
-        return self._from_checkpoint(document)
+        return await _history.ahistory(self._ready, self._kernel, self.id, timeout)
 
     def _ready(self) -> MNFuture[pykka.ActorRef[Any] | None]:
         """Return a future of the session's actor once it is live (None if it is not)."""
@@ -283,18 +233,6 @@ class SessionHandle:
         if not kernel.post(kernel.when_ready, self.id, ready.set):
             raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
         return ready
-
-    def _store_ask(self) -> pykka.Future[Any]:
-        """Ask the store for this session's log, through the kernel on the loop."""
-        return self._kernel.ask_store(encode(LoadSessions([self.id])))
-
-    def _from_checkpoint(self, reply: Any) -> list[Message]:
-        decoded = decode(reply)
-        if not isinstance(decoded, Sessions):
-            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
-        host = self._kernel.host
-        session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
-        return session.messages
 
     def result(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """Return the result of run ``run_id`` of this session, or raise its error.
@@ -322,7 +260,8 @@ class SessionHandle:
             PraxoError: ``RUNTIME_TIMEOUT`` if it has not stopped within ``timeout``;
                 ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use :meth:`astop`).
         """
-        return self._stop_with(self._kernel.stop_session, timeout)
+        kernel = self._kernel
+        return _stopping.stop_with(self._ready, kernel, self.id, kernel.stop_session, timeout)
 
     def passivate(self, timeout: float = 5.0) -> bool:
         """Stop the session if it is idle (its state stays in its checkpoint); return success.
@@ -330,48 +269,20 @@ class SessionHandle:
         Raises:
             PraxoError: As :meth:`stop` (on the runtime's loop, use :meth:`apassivate`).
         """
-        return self._stop_with(self._kernel.passivate, timeout)
+        kernel = self._kernel
+        return _stopping.stop_with(self._ready, kernel, self.id, kernel.passivate, timeout)
 
     async def astop(self, timeout: float = 5.0) -> bool:
         """:meth:`stop`, awaited (safe on the runtime's own loop)."""
-        return await self._astop_with(self._kernel.stop_session, timeout)
+        kernel = self._kernel
+        return await _stopping.astop_with(
+            self._ready, kernel, self.id, kernel.stop_session, timeout
+        )
 
     async def apassivate(self, timeout: float = 5.0) -> bool:
         """:meth:`passivate`, awaited (safe on the runtime's own loop)."""
-        return await self._astop_with(self._kernel.passivate, timeout)
-
-    def _stop_with(self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float) -> bool:
-        check_timeout(timeout)
-        try:
-            if self._ready().get(timeout=timeout) is None:
-                return False
-            ref = self._kernel.call(how, self.id, timeout=timeout)
-        except pykka.Timeout:
-            raise PraxoError(RUNTIME_TIMEOUT, f"session not ready within {timeout} s") from None
-        if ref is None:
-            return False
-        if not ref.actor_stopped.wait(timeout):
-            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
-        return True
-
-    async def _astop_with(
-        self, how: Callable[[str], pykka.ActorRef[Any] | None], timeout: float
-    ) -> bool:
-        check_timeout(timeout)
-        try:
-            async with asyncio.timeout(timeout):
-                if await self._ready() is None:
-                    return False
-                ref = await acall(self._kernel.host, how, self.id, timeout=timeout)
-                if ref is None:
-                    return False
-                # Pykka says an actor has stopped only through a threading.Event.
-                stopped = await in_thread(lambda: ref.actor_stopped.wait(timeout))
-        except TimeoutError:
-            raise PraxoError(RUNTIME_TIMEOUT, f"session not stopped within {timeout} s") from None
-        if not stopped:
-            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
-        return True
+        kernel = self._kernel
+        return await _stopping.astop_with(self._ready, kernel, self.id, kernel.passivate, timeout)
 
     @property
     def live(self) -> bool:
@@ -498,17 +409,3 @@ class SessionHandle:
     async def aschedules(self) -> list[Schedule]:
         """:meth:`schedules`, awaited (safe on the runtime's own loop)."""
         return await _sched_front.aschedules(self._runtime._schedules, self.id)
-
-
-def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:
-    try:
-        return ref.ask(message, block=False)
-    except pykka.ActorDeadError:
-        return None
-
-
-def _history(reply: Any) -> list[Message] | None:
-    if reply is None:
-        return None
-    decoded = decode(reply)
-    return decoded.messages if isinstance(decoded, History) else None

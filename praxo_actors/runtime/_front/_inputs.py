@@ -1,4 +1,4 @@
-"""Checks of what callers hand a session handle: texts, deadlines, resume values."""
+"""Checks of what callers hand the runtime and its handles: ids, texts, deadlines, resumes."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from praxo_actors._errors import JSONError, PraxoError
-from praxo_actors.codes import RUNTIME_INVALID_INPUT
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_UNKNOWN_AGENT
 from praxo_actors.core import encode_json
+from praxo_actors.runtime._kernel._agents import Agents
 from praxo_actors.runtime._kernel._waits import check_deadline
 
-__all__ = ["check_text", "deadline_in_ns", "positive", "resume_document"]
+__all__ = ["check_session", "check_text", "deadline_in_ns", "positive", "resume_document"]
 
 
 def check_text(text: str, what: str) -> None:
@@ -55,3 +56,21 @@ def resume_document(value: Any) -> str:
         return encode_json(value)
     except JSONError as exc:
         raise PraxoError(RUNTIME_INVALID_INPUT, f"a resume value must be JSON: {exc}") from None
+
+
+def check_session(agents: Agents, session_id: str, agent: str | None) -> None:
+    """Check the arguments of :meth:`Runtime.session` (see there).
+
+    Raises:
+        PraxoError: ``RUNTIME_INVALID_INPUT`` or ``RUNTIME_UNKNOWN_AGENT``.
+    """
+    if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
+        raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
+    check_text(session_id, "the session id")
+    if agent is None:
+        if not agents.view().factories:
+            raise PraxoError(RUNTIME_UNKNOWN_AGENT, "no agent is registered")
+    elif not isinstance(agent, str):
+        raise PraxoError(RUNTIME_INVALID_INPUT, "agent must be a str or None")
+    elif agent not in agents:
+        raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")

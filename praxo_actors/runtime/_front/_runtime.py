@@ -12,33 +12,24 @@ running loop and own no thread for it.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import contextlib
-import functools
-import threading
-import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
 import pykka
 
-from praxo_actors._errors import PraxoError
-from praxo_actors._log import get_logger
-from praxo_actors.actors import check_not_blocking, forbid_blocking
+from praxo_actors.actors import check_not_blocking
 from praxo_actors.actors import in_thread as _in_thread
-from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
-from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_UNKNOWN_AGENT
 from praxo_actors.memory import Store
 from praxo_actors.models import RunResult
-from praxo_actors.runtime._front._agent_tool import track
+from praxo_actors.runtime._front import _starting
 from praxo_actors.runtime._front._bus import Events
 from praxo_actors.runtime._front._by_id import aresult_by_id, result_by_id
 from praxo_actors.runtime._front._config import RuntimeConfig, RuntimeOptions, config_from
 from praxo_actors.runtime._front._handle import SessionHandle
-from praxo_actors.runtime._front._inputs import check_text
+from praxo_actors.runtime._front._inputs import check_session
 from praxo_actors.runtime._front._inspect import (
     SessionInfo,
     check_session_id,
@@ -46,7 +37,7 @@ from praxo_actors.runtime._front._inspect import (
     list_sessions,
     list_states,
 )
-from praxo_actors.runtime._front._machine import Machine, open_store
+from praxo_actors.runtime._front._machine import Machine
 from praxo_actors.runtime._front._on_loop import acall, arun_on_loop, run_on_loop
 from praxo_actors.runtime._kernel._agents import Agents, RegisteredAgent
 from praxo_actors.runtime._kernel._host import SessionHost
@@ -59,8 +50,6 @@ from praxo_actors.runtime._schedule._runner import ScheduleRunner
 from supervisors import Registry
 
 __all__ = ["Events", "RegisteredAgent", "Runtime", "RuntimeStatistics", "SessionHandle"]
-
-logger = get_logger("praxo_actors.runtime")
 
 T = TypeVar("T")
 
@@ -117,25 +106,7 @@ class Runtime:
                 ``STORE_CORRUPT`` when ``store`` is the path of a file that is not a sound
                 store database; ``STORE_FAILED`` when that file cannot be opened or locked.
         """
-        config = config_from(config, options)
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_serve, args=(loop,), name="praxo-loop", daemon=True)
-        thread.start()
-        assert thread.ident is not None
-        try:
-            self = cls._create(config, store, loop, thread.ident, thread)
-        except BaseException:  # e.g. STORE_LOCKED: the loop thread must not outlive it
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
-            raise
-        try:
-            self._build()
-        except BaseException:
-            self._machine.claim_stop()
-            self._machine.shutdown(self._at_exit)
-            raise
-        return self
+        return _starting.start(cls, config_from(config, options), store)
 
     @classmethod
     async def astart(
@@ -153,17 +124,7 @@ class Runtime:
         Raises:
             PraxoError: As :meth:`start`.
         """
-        config = config_from(config, options)
-        loop = asyncio.get_running_loop()
-        self = cls._create(config, store, loop, threading.get_ident(), None)
-        forbid_blocking(1)
-        try:
-            await _in_thread(self._build)
-        except BaseException:
-            self._machine.claim_stop()
-            await _in_thread(lambda: self._machine.shutdown(self._at_exit))
-            raise
-        return self
+        return await _starting.astart(cls, config_from(config, options), store)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -183,52 +144,6 @@ class Runtime:
             yield runtime
         finally:
             await runtime.astop()
-
-    @classmethod
-    def _create(
-        cls,
-        config: RuntimeConfig,
-        store: str | Path | Store | None,
-        loop: asyncio.AbstractEventLoop,
-        loop_thread_id: int,
-        loop_thread: threading.Thread | None,
-    ) -> Runtime:
-        self = object.__new__(cls)
-        self._config = config
-        self.store, owns_store = open_store(store)
-        try:
-            machine = Machine(config, self.store, owns_store, loop, loop_thread_id, loop_thread)
-        except PraxoError:
-            if owns_store:
-                self.store.close()
-            raise
-        self._machine = machine
-        self._kernel = machine.kernel
-        # A script that forgets stop() still stops the runtime on its way out (every runtime
-        # thread is a daemon, so the interpreter reaches its atexit hooks).
-        self._at_exit = functools.partial(_stop_at_exit, weakref.ref(self))
-        atexit.register(self._at_exit)
-        self.events = Events(machine.bus)
-        self.registry = machine.registry
-        self._schedules = ScheduleRunner(self, machine.kernel, config.clock, config.timeout)
-        track(self)
-        return self
-
-    def _build(self) -> None:
-        """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
-        self.root = self._machine.build()
-        if self._config.resume:
-            self._schedules.start()
-        self._observe()
-        logger.info("runtime_started", store=type(self.store).__name__)
-
-    def _observe(self) -> None:
-        """Report the runtime's statistics as metrics, when a meter provider is set."""
-        provider = self._machine.meter_provider()
-        if provider is not None:
-            from praxo_actors.runtime._front._metrics import observe_runtime
-
-            observe_runtime(self, provider)
 
     @property
     def _host(self) -> SessionHost:
@@ -367,16 +282,7 @@ class Runtime:
                 ``RUNTIME_UNKNOWN_AGENT`` for an agent given that is not registered, or no
                 agent given while none is registered.
         """
-        if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
-            raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
-        check_text(session_id, "the session id")
-        if agent is None:
-            if not self._kernel.agents.view().factories:
-                raise PraxoError(RUNTIME_UNKNOWN_AGENT, "no agent is registered")
-        elif not isinstance(agent, str):
-            raise PraxoError(RUNTIME_INVALID_INPUT, "agent must be a str or None")
-        elif agent not in self._kernel.agents:
-            raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")
+        check_session(self._kernel.agents, session_id, agent)
         return SessionHandle(self, self._kernel, session_id, agent)
 
     def agents(self) -> dict[str, RegisteredAgent]:
@@ -493,10 +399,3 @@ class Runtime:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.astop()
-
-
-def _stop_at_exit(ref: weakref.ReferenceType[Runtime]) -> None:
-    runtime = ref()
-    if runtime is not None:
-        with contextlib.suppress(Exception):
-            runtime.stop()
