@@ -123,7 +123,7 @@ def _entries(cls: type) -> dict[str, Callable[..., Any]]:
 def _wrap(cls: type) -> None:
     originals = _entries(cls)
     for name, fn in originals.items():
-        setattr(cls, name, _checked(cls, fn))
+        setattr(cls, name, _checked(fn))
     _wrapped[cls] = originals
 
 
@@ -132,13 +132,13 @@ def _unwrap(cls: type) -> None:
         setattr(cls, name, fn)
 
 
-def _checked(cls: type, fn: Callable[..., Any]) -> Callable[..., Any]:
-    where = f"{cls.__name__}.{fn.__name__}"
-
+def _checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def check(self: Any, *args: Any, **kwargs: Any) -> Any:
         owner = getattr(self, _OWNER, None)
         if owner is not None and threading.get_ident() != owner:
+            # Named by the object's class: a method may come from a loop-owned base.
+            where = f"{type(self).__name__}.{fn.__name__}"
             message = (
                 f"{where} called on thread {threading.current_thread().name!r}, not its loop's"
             )

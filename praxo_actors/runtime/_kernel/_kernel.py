@@ -24,15 +24,14 @@ per write (:meth:`saved`), which settles the futures.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import pykka
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
-from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
+from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler
 from praxo_actors.actors._checks import any_thread, loop_owned, set_owner
 from praxo_actors.codes import AGENT_CANCELLED, RUNTIME_INVALID_INPUT, RUNTIME_STOPPED
 from praxo_actors.models import RunResult
@@ -41,15 +40,17 @@ from praxo_actors.runtime._kernel._activation import Activator
 from praxo_actors.runtime._kernel._admission import Admission
 from praxo_actors.runtime._kernel._agents import Agents
 from praxo_actors.runtime._kernel._clock import LoopClock
+from praxo_actors.runtime._kernel._entries import KernelEntries
 from praxo_actors.runtime._kernel._finder import ResumeFinder
 from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._lifecycle import Lifecycle
 from praxo_actors.runtime._kernel._resumption import Resumption
 from praxo_actors.runtime._kernel._run_future import RunFuture
-from praxo_actors.runtime._kernel._runs import RunBook, fail
+from praxo_actors.runtime._kernel._runs import RunBook
+from praxo_actors.runtime._kernel._sessions import KernelSessions
 from praxo_actors.runtime._kernel._settlement import Settlement
-from praxo_actors.runtime._kernel._statistics import Counters, RuntimeStatistics
-from praxo_actors.runtime._kernel._table import Ready, SessionTable
+from praxo_actors.runtime._kernel._statistics import Counters
+from praxo_actors.runtime._kernel._table import SessionTable
 from praxo_actors.runtime._kernel._versions import VERSIONS_KEPT, StoppedVersions
 from praxo_actors.runtime._protocol import CancelRun, StartRun, encode
 
@@ -57,16 +58,17 @@ __all__ = ["Kernel", "Lookup"]
 
 logger = get_logger("praxo_actors.runtime")
 
-T = TypeVar("T")
 # How a resume finds the run it goes on with (on the loop): the id of the session's
 # interrupted run, or None.
 Lookup = Callable[["Kernel", str], Coroutine[Any, Any, str | None]]
 
 
 @loop_owned
-class Kernel:
+class Kernel(KernelEntries, KernelSessions):
     """Route runs to session actors and settle them; every method runs on the loop thread
-    unless it says otherwise (see the module doc)."""
+    unless it says otherwise (see the module doc). Its entries from any thread and the refs
+    of the tree are in :class:`KernelEntries`, its control of live sessions in
+    :class:`KernelSessions`."""
 
     def __init__(
         self,
@@ -97,13 +99,9 @@ class Kernel:
         self.clock = clock
         self.timeout = timeout
         self.stopping = False
-        # The tree's children, handed over by their start functions (None until started).
-        self.store_ref: pykka.ActorRef[Any] | None = None
-        self.bus_ref: pykka.ActorRef[Any] | None = None
-        self.sessions_ref: pykka.ActorRef[Any] | None = None
-        self.sessions: Any = None  # the sessions supervisor's proxy, with its ref
-        # The runtime's front (a weakref), handed over once by a post (:meth:`attach_front`).
-        self.front: Callable[[], Any] = _no_front
+        # The tree's children and the front, handed over later (see KernelEntries).
+        self.store_ref = self.bus_ref = self.sessions_ref = self.sessions = None
+        self.front = _no_front
         self.counters = Counters()
         self.table = SessionTable(registry, self.counters, clock.now)
         self.runs = RunBook(self.counters)
@@ -149,38 +147,6 @@ class Kernel:
         for part in self._parts():
             set_owner(part, None)
 
-    # -- from any thread ----------------------------------------------------------------------
-
-    @any_thread
-    def post(self, fn: Callable[..., Any], *args: Any) -> bool:
-        """Run ``fn(*args)`` on the loop thread (any thread); False if the loop is closed."""
-        return self.host.gate.post(fn, *args)
-
-    @any_thread
-    def post_now(self, fn: Callable[..., Any], *args: Any) -> bool:
-        """:meth:`post`, then run what it made ready now when on the loop outside a turn (a
-        run submitted from a coroutine on the loop starts in the same step)."""
-        # run_after, not post then run_now: the put of a StartRun then schedules no drain
-        # callback that run_now would only cancel. On the loop's thread the gate's post is
-        # the call itself (unless the gate has closed).
-        host = self.host
-        gate = host.gate
-        if threading.get_ident() != gate.thread_id:
-            return gate.post(fn, *args)
-        if gate.closed:
-            return False
-        host.loop_scheduler.run_after(fn, *args)
-        return True
-
-    @any_thread
-    def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
-        """Run ``fn(*args)`` on the loop thread and return its result (any thread).
-
-        Raises:
-            PraxoError: ``RUNTIME_STOPPED`` if the loop is closed; ``RUNTIME_TIMEOUT``.
-        """
-        return self.host.gate.call(fn, *args, timeout=timeout)
-
     @any_thread
     def request_cancel(self, run_id: str) -> bool:
         """``RunFuture.cancel`` (any thread): cancel on the loop; False once it has stopped."""
@@ -188,59 +154,6 @@ class Kernel:
             return self.call(self.cancel, run_id, timeout=self.timeout)
         except PraxoError:
             return False
-
-    @any_thread
-    def ask_store(self, message: bytes) -> MNFuture[Any]:
-        """Ask the store actor (any thread), through the loop that holds its current ref.
-
-        The future fails with ``RUNTIME_STOPPED`` when the store has stopped.
-        """
-        reply: MNFuture[Any] = MNFuture()
-        if not self.post(self._ask_store, message, reply):
-            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
-        return reply
-
-    def _ask_store(self, message: bytes, reply: MNFuture[Any]) -> None:
-        ref = self.store_ref
-        try:
-            if ref is None:
-                raise pykka.ActorDeadError("no store actor")
-            answer = ref.ask(message, block=False)
-        except pykka.ActorDeadError:
-            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
-            return
-
-        def relay(done: Any) -> None:
-            try:
-                reply.set(done.get(timeout=0))
-            except pykka.ActorDeadError:  # it stopped before it read the message
-                fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
-            except Exception:
-                reply.set_exception()
-
-        # The store actors answer with an MNFuture, which takes a done callback.
-        cast("MNFuture[Any]", answer).add_done_callback(relay)
-
-    # -- the tree's children --------------------------------------------------------------------
-
-    def attach_front(self, front: Callable[[], Any]) -> None:
-        """Take the (weak) ref of the runtime's front, for the callbacks that need it."""
-        self.front = front
-
-    def bus_actor(self) -> pykka.ActorRef[Any] | None:
-        """Return the event bus actor's current ref (None before it started); other threads
-        ask it with :meth:`call`, and keep what they got only for one exchange."""
-        return self.bus_ref
-
-    def child_started(self, name: str, ref: pykka.ActorRef[Any], proxy: Any = None) -> None:
-        """Take the ref of a (re)started child of the tree: ``store``, ``events``, or
-        ``sessions`` (with its proxy, made on the starting thread)."""
-        if name == "store":
-            self.store_ref = ref
-        elif name == "events":
-            self.bus_ref = ref
-        else:
-            self.sessions_ref, self.sessions = ref, proxy
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -460,63 +373,13 @@ class Kernel:
             or (self.runs.refused.get(run_id))
         )
 
-    # -- activation, passivation, stops -------------------------------------------------------
-
-    def session_down(
-        self, session_id: str, ref: pykka.ActorRef[Any], crashed: bool, version: int = 0
-    ) -> None:
-        """Settle every run a stopped actor leaves behind (see :class:`Lifecycle`)."""
-        self.lifecycle.session_down(session_id, ref, crashed, version)
-
-    def restore_failed(self, session_id: str, ref: pykka.ActorRef[Any], error: PraxoError) -> None:
-        """A session found its checkpoint unusable: fail its runs with the checkpoint's code."""
-        self.lifecycle.restore_failed(session_id, ref, error)
-
-    def when_ready(self, session_id: str, ready: Ready) -> None:
-        """Call ``ready(ref)`` once the session is live (``ready(None)`` if it is not)."""
-        self.table.when_ready(session_id, ready)
-
     def started_as(self, run_id: str, message: bytes) -> None:
         """Keep the start of a pending durable run whose agent its session named (see
         ``RunBook.starts``)."""
         if run_id in self.runs.pending:
             self.runs.starts[run_id] = message
 
-    def agent_of(self, session_id: str) -> str | None:
-        """Return the agent of the newest run a live session has pending, as it was routed
-        (None: no run pending, or the newest names no agent)."""
-        entry = self.table.get(session_id)
-        return None if entry is None or not entry.runs else entry.agent
-
-    def is_live(self, session_id: str) -> bool:
-        """Return whether an actor hosts (or is being started to host) the session."""
-        return session_id in self.table
-
-    def passivate(self, session_id: str, idle_seconds: float = 0.0) -> pykka.ActorRef[Any] | None:
-        """Stop a live session if it has no run and has been idle that long; return its ref."""
-        return self.table.passivate(session_id, idle_seconds)
-
-    def passivate_idle(self, idle_seconds: float) -> int:
-        """Passivate every session idle for ``idle_seconds``; return how many."""
-        return self.table.passivate_idle(idle_seconds)
-
-    def stop_session(self, session_id: str) -> pykka.ActorRef[Any] | None:
-        """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``
-        (the one in flight is cut off first, its ``async`` callback cancelled)."""
-        self.lifecycle.stop_runs(AGENT_CANCELLED, session_id)
-        return self.table.stop_session(session_id)
-
-    def describe(
-        self, session_ids: list[str] | None, limit: int
-    ) -> list[tuple[str, pykka.ActorRef[Any] | None, float, int]]:
-        """(id, actor or None while activating, idle seconds, pending runs) of live sessions."""
-        return self.table.describe(session_ids, limit)
-
-    def begin_stop(self) -> None:
-        """Refuse every new run from now on and end the runs in flight (the runtime is
-        stopping): each publishes ``run.failed`` ``RUNTIME_STOPPED`` before the tree stops."""
-        self.stopping = True
-        self.lifecycle.stop_runs(RUNTIME_STOPPED)
+    # -- stops ----------------------------------------------------------------------------------
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""
@@ -530,29 +393,6 @@ class Kernel:
         self.stop_all()
         self.activator.close()
         self.host.bridge.cancel_all()
-
-    # -- statistics -----------------------------------------------------------------------------
-
-    def statistics(self) -> RuntimeStatistics:
-        """Return a snapshot of the counters (the session and run counts agree)."""
-        events = self.bus.statistics()  # one snapshot: its counts never fall between reads
-        c = self.counters
-        return RuntimeStatistics(
-            live_sessions=len(self.table),
-            runs_started=c.runs_started,
-            runs_completed=c.runs_completed,
-            runs_failed=c.runs_failed,
-            runs_pending=len(self.runs.pending),
-            activations=c.activations,
-            passivations=c.passivations,
-            crashes=c.crashes,
-            events_emitted=c.events,
-            events_delivered=events.delivered,
-            events_dropped=events.dropped,
-            subscriptions=events.subscriptions,
-            runs_refused=c.runs_refused,
-            stopped_versions=len(self.versions),
-        )
 
 
 def _no_front() -> None:
