@@ -23,6 +23,7 @@ import msgspec
 from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import traceparent
+from praxo_actors.cluster import _schedules
 from praxo_actors.cluster._by_id import Started, agents_of, session_of
 from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
@@ -34,7 +35,10 @@ from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
 from praxo_actors.runtime._front._results import check_result_args
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from praxo_actors.cluster._stream import ClusterRunStream
+    from praxo_actors.runtime._schedule._front import Schedule
 
 __all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
 
@@ -221,6 +225,54 @@ class ClusterSession:
 
         return ClusterRunStream(self, input, deadline, buffer)
 
+    def schedule(
+        self,
+        input: str,
+        *,
+        after: float | dt.timedelta | None = None,
+        at: dt.datetime | None = None,
+        every: float | dt.timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """Run ``input`` in this session later, or again and again, as
+        :meth:`~praxo_actors.runtime.SessionHandle.schedule`; each occurrence fires once in
+        the cluster, on the host the session routes to (docs/how-to/schedules.md).
+
+        Raises:
+            PraxoError: ``SCHEDULE_INVALID``; ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``.
+        """
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        when |= {"key": key, "catch_up": catch_up}
+        return _schedules.schedule(self.cluster, self.id, self.agent, input, when)
+
+    async def aschedule(
+        self,
+        input: str,
+        *,
+        after: float | dt.timedelta | None = None,
+        at: dt.datetime | None = None,
+        every: float | dt.timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """:meth:`schedule`, awaited (it waits in the loop's default executor)."""
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        when |= {"key": key, "catch_up": catch_up}
+        return await _schedules.aschedule(self.cluster, self.id, self.agent, input, when)
+
+    def schedules(self) -> list[Schedule]:
+        """Return this session's schedules, in id order."""
+        return _schedules.schedules(self.cluster, self.id)
+
+    async def aschedules(self) -> list[Schedule]:
+        """:meth:`schedules`, awaited."""
+        return await _schedules.aschedules(self.cluster, self.id)
+
 
 class ClusterEvents:
     """Subscriptions in this process to the events of every host."""
@@ -363,6 +415,7 @@ class ClusterRuntime:
             name = f"host-{i}"
             self._hosts[name] = host_class.remote(name, dsn, schema, runtime_options, self._hub)
         ray.get([h.ping.remote() for h in self._hosts.values()], timeout=120)
+        ray.get(self._hub.set_hosts.remote(self._hosts), timeout=120)
         self._down = {}
         self._lock = threading.Lock()
         self._durable = set()
@@ -570,6 +623,18 @@ class ClusterRuntime:
         A factory registered as ``"package.module:function"`` is imported when called.
         """
         return agents_of(self)
+
+    def schedules(self, session_id: str | None = None) -> list[Schedule]:
+        """The schedules in the cluster's store, in id order (``session_id``'s only, if given).
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` if no host answered; ``RUNTIME_STOPPED``.
+        """
+        return _schedules.schedules(self, session_id)
+
+    async def aschedules(self, session_id: str | None = None) -> list[Schedule]:
+        """:meth:`schedules`, awaited (it waits in the loop's default executor)."""
+        return await _schedules.aschedules(self, session_id)
 
     def _publish(self, on: bool) -> None:
         import ray
