@@ -35,7 +35,7 @@ from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
 from praxo_actors.runtime._front._results import check_result_args
 
 if TYPE_CHECKING:
-    import datetime as dt
+    from datetime import datetime, timedelta
 
     from praxo_actors.cluster._stream import ClusterRunStream
     from praxo_actors.runtime._schedule._front import Schedule
@@ -229,9 +229,9 @@ class ClusterSession:
         self,
         input: str,
         *,
-        after: float | dt.timedelta | None = None,
-        at: dt.datetime | None = None,
-        every: float | dt.timedelta | None = None,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
         cron: str | None = None,
         tz: str | None = None,
         key: str | None = None,
@@ -252,9 +252,9 @@ class ClusterSession:
         self,
         input: str,
         *,
-        after: float | dt.timedelta | None = None,
-        at: dt.datetime | None = None,
-        every: float | dt.timedelta | None = None,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
         cron: str | None = None,
         tz: str | None = None,
         key: str | None = None,
