@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -81,8 +82,8 @@ class ScheduleRunner:
         self._clock = clock
         self._timeout = timeout
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.submit = submit_fire
-        """How a fire is submitted (a cluster's host sends it to its session's host)."""
+        self.submit: Callable[..., PraxoError | None] | None = None
+        """How a fire is submitted (None: here; a cluster's host sends it to the session's)."""
         self._cond = threading.Condition()
         self._heap: list[tuple[int, str]] = []
         self._armed: dict[str, int] = {}  # each schedule's one live heap entry (others: stale)
@@ -307,7 +308,7 @@ class ScheduleRunner:
             run_id = run_id_of(schedule_id, occurrence)
             if taken_over and self._known(run_id):
                 continue  # submitted by the claim that never settled
-            error = self.submit(
+            error = (self.submit or submit_fire)(
                 self._front(), self._kernel, self._timeout, row, run_id, occurrence, now
             )
         outcome = "failed" if error is not None else ("fired" if fires else "skipped")
