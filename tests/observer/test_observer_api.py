@@ -17,6 +17,11 @@ from praxo_actors.runtime import Runtime
 from praxo_actors.testing._eventually import eventually
 
 
+def wait_for(condition: Any, what: str) -> None:
+    """Wait (bounded by TIMEOUT) until ``condition()`` holds (the other observer tests' wait)."""
+    eventually(condition, timeout=TIMEOUT, what=what)
+
+
 def test_state_reports_sessions_tree_statistics_and_latency(observed: Observed) -> None:
     """After three sessions ran, the state has them live, in the tree, counted and timed."""
     ids = ["alpha", "beta", "gamma"]

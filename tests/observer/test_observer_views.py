@@ -10,10 +10,10 @@ import httpx
 import pytest
 from _observed import TIMEOUT, Observed
 from _people import RECIPIENT, mailer
+from test_observer_api import wait_for
 
 from praxo_actors.observer import ObserverServer
 from praxo_actors.observer._series import Series
-from praxo_actors.testing._eventually import eventually
 
 
 def token_of(observed: Observed) -> str:
@@ -21,11 +21,6 @@ def token_of(observed: Observed) -> str:
     page = observed.client.get("/").text
     start = page.index('name="praxo-token" content="') + len('name="praxo-token" content="')
     return page[start : page.index('"', start)]
-
-
-def wait_for(condition: Any, what: str) -> None:
-    """Wait (bounded by TIMEOUT) until ``condition()`` holds."""
-    eventually(condition, timeout=TIMEOUT, what=what)
 
 
 def post(observed: Observed, path: str, body: Any = None, **headers: str) -> httpx.Response:
