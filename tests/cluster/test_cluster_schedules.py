@@ -33,6 +33,11 @@ def _committed(cluster: ClusterRuntime, sid: str) -> list[str]:
     return [text.removeprefix("run ") for text in out]
 
 
+def _pid(host: Any) -> int:
+    pid: int = ray.get(host.__ray_call__.remote(lambda _host: os.getpid()), timeout=TIMEOUT)
+    return pid
+
+
 class _Fired:
     """The ``schedule.fired`` events seen, and a signal at the n-th occurrence."""
 
@@ -105,7 +110,7 @@ def test_each_occurrence_once_with_the_sessions_host_killed_at_a_fire(
         assert fired.reached.wait(TIMEOUT)
         first_ns = min(e.data["occurrence_ns"] for e in fired.events)
         host = cluster._hosts[cluster.host_of(sid)]
-        pid = ray.get(host.__ray_call__.remote(lambda _host: os.getpid()), timeout=TIMEOUT)
+        pid = _pid(host)
         os.kill(pid, signal.SIGKILL)
 
         def settled() -> int | None:
@@ -126,13 +131,14 @@ def test_each_occurrence_once_with_the_sessions_host_killed_at_a_fire(
         def all_committed() -> list[str] | None:
             try:
                 runs = _committed(cluster, sid)
-            except PraxoError:
-                return None
+            except (PraxoError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                return None  # the session's host restarting
             return runs if set(expected) <= set(runs) else None
 
         runs = eventually(all_committed, timeout=RECOVERY, interval=0.2, what="every occurrence")
         assert len(runs) == len(set(runs)), f"an occurrence committed twice: {runs}"
         # In order and none lost (after the settled ones, those fired before the cancel).
         assert runs == [occurrence(k) for k in range(len(runs))]
+        assert _pid(host) != pid  # the host did die, and Ray started it again
     finally:
         cluster.stop()
