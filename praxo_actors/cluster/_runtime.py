@@ -23,22 +23,19 @@ import msgspec
 from praxo_actors._errors import AgentError, JSONError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import traceparent
-from praxo_actors.cluster import _schedules
 from praxo_actors.cluster._by_id import Started, agents_of, session_of
 from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
+from praxo_actors.cluster._schedules import ClusterSchedules, SessionSchedules
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
 from praxo_actors.runtime._front._results import check_result_args
 
 if TYPE_CHECKING:
-    from datetime import datetime, timedelta
-
     from praxo_actors.cluster._stream import ClusterRunStream
-    from praxo_actors.runtime._schedule._front import Schedule
 
 __all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
 
@@ -132,7 +129,7 @@ class ClusterRunFuture:
         return asyncio.get_running_loop().run_in_executor(None, self.get).__await__()
 
 
-class ClusterSession:
+class ClusterSession(SessionSchedules):
     """A session of the cluster: the ``SessionHandle`` surface that crosses hosts."""
 
     def __init__(self, cluster: ClusterRuntime, session_id: str, agent: str) -> None:
@@ -225,54 +222,6 @@ class ClusterSession:
 
         return ClusterRunStream(self, input, deadline, buffer)
 
-    def schedule(
-        self,
-        input: str,
-        *,
-        after: float | timedelta | None = None,
-        at: datetime | None = None,
-        every: float | timedelta | None = None,
-        cron: str | None = None,
-        tz: str | None = None,
-        key: str | None = None,
-        catch_up: str = "once",
-    ) -> Schedule:
-        """Run ``input`` in this session later, or again and again, as
-        :meth:`~praxo_actors.runtime.SessionHandle.schedule`; each occurrence fires once in
-        the cluster, on the host the session routes to (docs/how-to/schedules.md).
-
-        Raises:
-            PraxoError: ``SCHEDULE_INVALID``; ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``.
-        """
-        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
-        when |= {"key": key, "catch_up": catch_up}
-        return _schedules.schedule(self.cluster, self.id, self.agent, input, when)
-
-    async def aschedule(
-        self,
-        input: str,
-        *,
-        after: float | timedelta | None = None,
-        at: datetime | None = None,
-        every: float | timedelta | None = None,
-        cron: str | None = None,
-        tz: str | None = None,
-        key: str | None = None,
-        catch_up: str = "once",
-    ) -> Schedule:
-        """:meth:`schedule`, awaited (it waits in the loop's default executor)."""
-        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
-        when |= {"key": key, "catch_up": catch_up}
-        return await _schedules.aschedule(self.cluster, self.id, self.agent, input, when)
-
-    def schedules(self) -> list[Schedule]:
-        """Return this session's schedules, in id order."""
-        return _schedules.schedules(self.cluster, self.id)
-
-    async def aschedules(self) -> list[Schedule]:
-        """:meth:`schedules`, awaited."""
-        return await _schedules.aschedules(self.cluster, self.id)
-
 
 class ClusterEvents:
     """Subscriptions in this process to the events of every host."""
@@ -346,7 +295,7 @@ class ClusterEvents:
             self._thread.join(15)
 
 
-class ClusterRuntime:
+class ClusterRuntime(ClusterSchedules):
     """Session hosts on Ray over one PostgreSQL store (see the module docstring)."""
 
     _owns_ray: bool
@@ -623,18 +572,6 @@ class ClusterRuntime:
         A factory registered as ``"package.module:function"`` is imported when called.
         """
         return agents_of(self)
-
-    def schedules(self, session_id: str | None = None) -> list[Schedule]:
-        """The schedules in the cluster's store, in id order (``session_id``'s only, if given).
-
-        Raises:
-            PraxoError: ``RUNTIME_TIMEOUT`` if no host answered; ``RUNTIME_STOPPED``.
-        """
-        return _schedules.schedules(self, session_id)
-
-    async def aschedules(self, session_id: str | None = None) -> list[Schedule]:
-        """:meth:`schedules`, awaited (it waits in the loop's default executor)."""
-        return await _schedules.aschedules(self, session_id)
 
     def _publish(self, on: bool) -> None:
         import ray

@@ -27,12 +27,22 @@ from praxo_actors.runtime._schedule._front import Schedule, _row
 from praxo_actors.runtime._schedule._submit import submit_fire
 
 if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
     from praxo_actors.cluster._runtime import ClusterRuntime
     from praxo_actors.runtime import Runtime
     from praxo_actors.runtime._kernel._kernel import Kernel
     from praxo_actors.runtime._schedule._runner import ScheduleRunner
 
-__all__ = ["HostFires", "aschedule", "aschedules", "schedule", "schedules"]
+__all__ = [
+    "ClusterSchedules",
+    "HostFires",
+    "SessionSchedules",
+    "aschedule",
+    "aschedules",
+    "schedule",
+    "schedules",
+]
 
 _ASK_SECONDS = 60.0  # how long a host may take to store, read or cancel a schedule
 _DOWN_SECONDS = 2.0  # a host that failed a fire is passed over this long (as the front does)
@@ -216,3 +226,75 @@ def schedules(cluster: ClusterRuntime, session_id: str | None) -> list[Schedule]
 async def aschedules(cluster: ClusterRuntime, session_id: str | None) -> list[Schedule]:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(None, lambda: schedules(cluster, session_id))
+
+
+class SessionSchedules:
+    """``ClusterSession``'s schedule methods (its ``cluster``, ``id`` and ``agent``)."""
+
+    cluster: ClusterRuntime
+    id: str
+    agent: str
+
+    def schedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """Run ``input`` in this session later, or again and again, as
+        :meth:`~praxo_actors.runtime.SessionHandle.schedule`; each occurrence fires once in
+        the cluster, on the host the session routes to (docs/how-to/schedules.md).
+
+        Raises:
+            PraxoError: ``SCHEDULE_INVALID``; ``RUNTIME_TIMEOUT``; ``RUNTIME_STOPPED``.
+        """
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        when |= {"key": key, "catch_up": catch_up}
+        return schedule(self.cluster, self.id, self.agent, input, when)
+
+    async def aschedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """:meth:`schedule`, awaited (it waits in the loop's default executor)."""
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        when |= {"key": key, "catch_up": catch_up}
+        return await aschedule(self.cluster, self.id, self.agent, input, when)
+
+    def schedules(self) -> list[Schedule]:
+        """Return this session's schedules, in id order."""
+        return schedules(self.cluster, self.id)
+
+    async def aschedules(self) -> list[Schedule]:
+        """:meth:`schedules`, awaited."""
+        return await aschedules(self.cluster, self.id)
+
+
+class ClusterSchedules:
+    """``ClusterRuntime``'s schedule methods."""
+
+    def schedules(self, session_id: str | None = None) -> list[Schedule]:
+        """The schedules in the cluster's store, in id order (``session_id``'s only, if given).
+
+        Raises:
+            PraxoError: ``RUNTIME_TIMEOUT`` if no host answered; ``RUNTIME_STOPPED``.
+        """
+        return schedules(cast("ClusterRuntime", self), session_id)
+
+    async def aschedules(self, session_id: str | None = None) -> list[Schedule]:
+        """:meth:`schedules`, awaited (it waits in the loop's default executor)."""
+        return await aschedules(cast("ClusterRuntime", self), session_id)

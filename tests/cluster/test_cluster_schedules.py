@@ -4,6 +4,7 @@ committed once (the session's history names each run once) and none is lost."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
@@ -81,6 +82,14 @@ def test_schedules_fire_on_their_sessions_hosts(ray_cluster: Any, cluster_store:
             h: routed[h] for h in per_host
         }
         assert [s.id for s in session.schedules()] == [kept.id]  # the one-shot is gone
+
+        async def twins() -> tuple[list[str], list[str], str]:
+            again = await session.aschedule("later", after=60, key="later")
+            listed = [s.id for s in await session.aschedules()]
+            everywhere = [s.id for s in await cluster.aschedules(sids[0])]
+            return listed, everywhere, again.id
+
+        assert asyncio.run(twins()) == ([kept.id], [kept.id], kept.id)
         kept.cancel()
         assert cluster.schedules() == []
         with pytest.raises(PraxoError) as info:
