@@ -2,8 +2,9 @@
 
 ``ClusterRuntime.start(store, hosts=N)`` gives the ``Runtime`` surface (``register_agent``,
 ``session(id).run(...)`` futures, ``submit``, ``result``/``aresult``, ``astream``,
-``history()``, ``events.subscribe``, ``statistics()``, ``stop()``) over N hosts that are Ray
-actors, each an embedded runtime on the shared :class:`~praxo_actors.memory.PostgresStore`.
+``history()``, ``schedule``/``schedules``, ``events.subscribe``, ``statistics()``,
+``stop()``) over N hosts that are Ray actors, each an embedded runtime on the shared
+:class:`~praxo_actors.memory.PostgresStore`.
 Ray is imported only when a cluster starts.
 """
 

@@ -14,6 +14,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.agent._caller import attached
 from praxo_actors.cluster._order import Turns
 from praxo_actors.cluster._results import pack_result
+from praxo_actors.cluster._schedules import HostFires
 from praxo_actors.codes import RUNTIME_INVALID_CONFIG
 from praxo_actors.models import Event
 
@@ -61,6 +62,7 @@ class Host:
         self._subscription: Any = None
         self._turns = Turns()
         self._timeout = float(options.get("timeout", 10.0))  # the runtime's own bound
+        self.fires = HostFires(name, self.runtime, hub, bool(options.get("resume")))
 
     def ping(self) -> str:
         return self.name
@@ -181,6 +183,37 @@ class Host:
         except Exception as exc:
             return _error(exc)
         return ("ok", msgspec.msgpack.encode(messages))
+
+    # -- schedules (see ``_schedules``) --
+
+    async def schedule(
+        self, session_id: str, agent: str, input: Any, when: dict[str, Any]
+    ) -> tuple[Any, ...]:
+        try:
+            return ("ok", await self.fires.create(session_id, agent, input, when))
+        except Exception as exc:
+            return _error(exc)
+
+    async def schedules(self, session_id: str | None) -> tuple[Any, ...]:
+        try:
+            return ("ok", await self.fires.rows(session_id))
+        except Exception as exc:
+            return _error(exc)
+
+    async def cancel_schedule(self, schedule_id: str) -> tuple[Any, ...]:
+        try:
+            await self.fires.cancel(schedule_id)
+        except Exception as exc:
+            return _error(exc)
+        return ("ok", None)
+
+    def arm_schedule(self, schedule_id: str, due_ns: int) -> None:
+        self.fires.runner.arm(schedule_id, due_ns)
+
+    async def fire(
+        self, data: bytes, run_id: str, occurrence_ns: int, now_ns: int, again: bool
+    ) -> tuple[str, str] | None:
+        return await self.fires.fire(data, run_id, occurrence_ns, now_ns, again)
 
     def statistics(self) -> bytes:
         return msgspec.msgpack.encode(self.runtime.statistics())

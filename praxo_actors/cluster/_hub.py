@@ -25,12 +25,19 @@ class Hub:
         self.first = 0  # the cursor of events[0]
         self.dropped = 0
         self._pushed: asyncio.Event | None = None  # made on the actor's loop by a take
+        self.hosts: dict[str, Any] = {}  # the hosts by name (their handles), for a fire's route
 
     def register(self, name: str, factory: Any, per_session: bool, durable: bool) -> None:
         self.agents[name] = (factory, per_session, durable)
 
     def agent_specs(self) -> dict[str, tuple[Any, bool, bool]]:
         return dict(self.agents)
+
+    def set_hosts(self, hosts: dict[str, Any]) -> None:
+        self.hosts = dict(hosts)
+
+    def host_handles(self) -> dict[str, Any]:
+        return dict(self.hosts)
 
     async def push(self, batch: list[bytes]) -> None:
         self.events.extend(batch)

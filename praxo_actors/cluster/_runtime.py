@@ -28,6 +28,7 @@ from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
+from praxo_actors.cluster._schedules import ClusterSchedules, SessionSchedules
 from praxo_actors.codes import (
     EVENTS_INVALID_SUBSCRIPTION,
     RUNTIME_INVALID_CONFIG,
@@ -137,7 +138,7 @@ class ClusterRunFuture:
         return asyncio.get_running_loop().run_in_executor(None, self.get).__await__()
 
 
-class ClusterSession:
+class ClusterSession(SessionSchedules):
     """A session of the cluster: the ``SessionHandle`` surface that crosses hosts."""
 
     def __init__(self, cluster: ClusterRuntime, session_id: str, agent: str) -> None:
@@ -301,7 +302,7 @@ class ClusterEvents:
             self._thread.join(15)
 
 
-class ClusterRuntime:
+class ClusterRuntime(ClusterSchedules):
     """Session hosts on Ray over one PostgreSQL store (see the module docstring)."""
 
     _owns_ray: bool
@@ -370,6 +371,7 @@ class ClusterRuntime:
             name = f"host-{i}"
             self._hosts[name] = host_class.remote(name, dsn, schema, runtime_options, self._hub)
         ray.get([h.ping.remote() for h in self._hosts.values()], timeout=120)
+        ray.get(self._hub.set_hosts.remote(self._hosts), timeout=120)
         self._down = {}
         self._lock = threading.Lock()
         self._durable = set()

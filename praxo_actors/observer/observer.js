@@ -1,4 +1,4 @@
-// The observer page: polls api/state, api/runs and api/approvals every second, api/series
+// The observer page: polls api/state, api/runs, api/approvals and api/schedules every second, api/series
 // every five, and follows api/events (server-sent events). Paths are relative, so the page
 // works wherever the host mounts the app. Actions are POSTs carrying the page's token.
 "use strict";
@@ -290,6 +290,46 @@ async function timeline(runId) {
   }
 }
 
+function when(item) {
+  if (item.kind === "every") return `every ${item.every} s`;
+  if (item.kind === "cron") return `cron ${item.cron}${item.tz ? " " + item.tz : ""}`;
+  return item.kind;
+}
+
+function showSchedules(schedules) {
+  const body = document.querySelector("#schedules tbody");
+  body.replaceChildren();
+  text($("schedule-count"), `(${schedules.length})`);
+  for (const item of schedules) {
+    const tr = document.createElement("tr");
+    tr.dataset.schedule = item.id;
+    const outcome = item.last_error ? `${item.last_outcome} ${item.last_error}` : item.last_outcome;
+    const cls = item.last_outcome === "failed" ? "status-failed" : item.last_outcome === "fired" ? "status-completed" : "";
+    for (const [value, c] of [
+      [item.session_id, ""],
+      [item.key || item.id, ""],
+      [when(item), ""],
+      [new Date(item.next_fire).toLocaleString(), ""],
+      [item.fired, ""],
+      [outcome, cls],
+      [item.last_run_id, ""],
+    ]) {
+      const td = document.createElement("td");
+      td.className = c;
+      text(td, value);
+      tr.append(td);
+    }
+    const actions = document.createElement("td");
+    actions.append(
+      actionButton("cancel", `cancel schedule ${item.key || item.id} of ${item.session_id}`, false, () =>
+        act(`api/schedules/${encodeURIComponent(item.id)}/cancel`),
+      ),
+    );
+    tr.append(actions);
+    body.append(tr);
+  }
+}
+
 const SVG = "http://www.w3.org/2000/svg";
 
 // Draw lines over the 15 minutes: each series is [values, colour]; null values leave gaps.
@@ -391,6 +431,11 @@ async function pollApprovals() {
   if (response.ok) showApprovals((await response.json()).approvals);
 }
 
+async function pollSchedules() {
+  const response = await fetch("api/schedules", { cache: "no-store" });
+  if (response.ok) showSchedules((await response.json()).schedules);
+}
+
 async function pollSeries() {
   const response = await fetch("api/series", { cache: "no-store" });
   if (response.ok) showSeries(await response.json());
@@ -401,7 +446,7 @@ let refreshing = null;
 // One refresh at a time; a refresh asked for meanwhile runs after it.
 function refresh() {
   if (refreshing) return refreshing.then(refresh);
-  refreshing = Promise.all([pollState(), pollRuns(), pollApprovals()])
+  refreshing = Promise.all([pollState(), pollRuns(), pollApprovals(), pollSchedules()])
     .catch(() => status("unreachable", "stopped"))
     .finally(() => {
       refreshing = null;

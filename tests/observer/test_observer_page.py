@@ -145,8 +145,10 @@ def test_the_page_has_no_serious_accessibility_violation(observed: Observed, pag
     observed.runtime.register_agent("mailer", mailer(sent))
     observed.run("s1")
     observed.runtime.session("ask", agent="mailer").run("mail").get(timeout=TIMEOUT)
+    observed.runtime.session("s1", agent="demo").schedule("digest", cron="0 9 * * *", key="d")
     page.goto(observed.server.url)
     page.wait_for_function("document.querySelectorAll('#sessions tbody tr').length === 2")
+    page.wait_for_function("document.querySelectorAll('#schedules tbody tr').length === 1")
     page.wait_for_function("document.querySelectorAll('#approvals .approval').length === 1")
     page.wait_for_function("document.querySelectorAll('#runs tbody tr').length === 2")
     page.wait_for_function("document.body.dataset.series === '90'")
@@ -171,6 +173,25 @@ def test_the_page_has_no_serious_accessibility_violation(observed: Observed, pag
     shot = os.environ.get("PRAXO_OBSERVER_SCREENSHOT")
     if shot:  # how docs/how-to/observer.png is taken
         page.screenshot(path=shot, full_page=True)
+
+
+def test_the_page_lists_schedules_and_cancels_one(observed: Observed, page: Any) -> None:
+    """The schedules section shows each schedule's next fire and last outcome; its cancel
+    button (a POST with the page's token) removes it from the store and from the page."""
+    runtime = observed.runtime
+    daily = runtime.session("a", agent="demo").schedule("digest", cron="0 9 * * *", key="d")
+    runtime.session("b", agent="demo").schedule("check", every=3600, key="c")
+    page.goto(observed.server.url)
+    page.wait_for_function("document.querySelectorAll('#schedules tbody tr').length === 2")
+    row = page.locator(f"#schedules tbody tr[data-schedule='{daily.id}']")
+    cells = row.locator("td").all_inner_texts()
+    assert cells[:3] == ["a", "d", "cron 0 9 * * *"] and cells[4] == "0" and cells[5] == "–"
+    assert cells[3] != "–"  # the next fire, in the reader's local time
+    wait_text(page, "#schedule-count", "(2)")
+    row.get_by_role("button", name="cancel schedule d of a").click()
+    page.wait_for_function("document.body.dataset.lastAction === 'ok'")
+    page.wait_for_function("document.querySelectorAll('#schedules tbody tr').length === 1")
+    assert [s.key for s in runtime.schedules()] == ["c"]
 
 
 def test_every_control_works_from_the_keyboard(observed: Observed, page: Any) -> None:

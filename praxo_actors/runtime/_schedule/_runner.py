@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -82,6 +83,8 @@ class ScheduleRunner:
         self._clock = clock
         self._timeout = timeout
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.submit: Callable[..., PraxoError | None] | None = None
+        """How a fire is submitted (None: here; a cluster's host sends it to the session's)."""
         self._cond = threading.Condition()
         self._heap: list[tuple[int, str]] = []
         self._armed: dict[str, int] = {}  # each schedule's one live heap entry (others: stale)
@@ -177,6 +180,14 @@ class ScheduleRunner:
             self._cond.notify_all()
         if thread is not None and thread is not threading.current_thread():
             thread.join(self._timeout)
+
+    def arm(self, schedule_id: str, due_ns: int) -> None:
+        """Fire ``schedule_id`` (made elsewhere, already stored) when ``due_ns`` comes."""
+        self._add(schedule_id, due_ns)
+
+    def known(self, run_id: str) -> bool:
+        """Whether a session here or in the store already knows run ``run_id``."""
+        return self._known(run_id)
 
     def _add(self, schedule_id: str, due_ns: int) -> None:
         with self._cond:
@@ -298,7 +309,7 @@ class ScheduleRunner:
             run_id = run_id_of(schedule_id, occurrence)
             if taken_over and self._known(run_id):
                 continue  # submitted by the claim that never settled
-            error = submit_fire(
+            error = (self.submit or submit_fire)(
                 self._front(), self._kernel, self._timeout, row, run_id, occurrence, now
             )
         outcome = "failed" if error is not None else ("fired" if fires else "skipped")
