@@ -3,6 +3,7 @@ condition holds (a wait for another thread is ``eventually``, in ``praxo_actors.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,8 +12,8 @@ import pytest
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import AgentOptions, new_agent_options
-from praxo_actors.models import Request, Response, message_assistant
-from praxo_actors.runtime import RunFuture, Runtime
+from praxo_actors.models import Request, Response, ToolCall, message_assistant
+from praxo_actors.runtime import RunFuture, Runtime, agent_tool
 from praxo_actors.testing import EchoModel, ManualClock
 
 TIMEOUT = 10.0
@@ -93,3 +94,20 @@ class Gate:
     def agent(self) -> AgentOptions:
         """Return agent options using this model."""
         return new_agent_options(self)
+
+
+def caller(agent: str, name: str | None = None, **tool_options: Any) -> Callable[[], AgentOptions]:
+    """An agent that asks the agent tool once with its input, then answers what it was told."""
+    tool_name = name or agent
+
+    def model(request: Request) -> Response:
+        last = request.messages[-1]
+        if last.role == "tool":
+            text = str(last.content)  # the child's output as text, or an error as JSON
+            told = json.loads(text) if text.startswith('{"error"') else text
+            return Response(message_assistant(f"told: {told}"))
+        call = ToolCall(tool_name, {"input": f"sub {last.content}"}, id="c1")
+        return Response(message_assistant("", [call]))
+
+    tool = agent_tool(agent, name=name, **tool_options)
+    return lambda: new_agent_options(model, tools=[tool])

@@ -3,39 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from _runtime_helpers import TIMEOUT, contents, echo_agent
+from _runtime_helpers import TIMEOUT, caller, contents, echo_agent
 
 from praxo_actors import AgentError, PraxoError
-from praxo_actors.agent import AgentOptions, model_context, new_agent_options
+from praxo_actors.agent import model_context, new_agent_options
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.models import ModelError, Request, Response, ToolCall, message_assistant
 from praxo_actors.runtime import Runtime, agent_tool
 from praxo_actors.testing import EventRecorder
 
 Start = Callable[..., Runtime]
-
-
-def caller(agent: str, name: str | None = None, **tool_options: Any) -> Callable[[], AgentOptions]:
-    """An agent that asks the agent tool once with its input, then answers what it was told."""
-    tool_name = name or agent
-
-    def model(request: Request) -> Response:
-        last = request.messages[-1]
-        if last.role == "tool":
-            text = str(last.content)  # the child's output as text, or an error as JSON
-            told = json.loads(text) if text.startswith('{"error"') else text
-            return Response(message_assistant(f"told: {told}"))
-        call = ToolCall(tool_name, {"input": f"sub {last.content}"}, id="c1")
-        return Response(message_assistant("", [call]))
-
-    tool = agent_tool(agent, name=name, **tool_options)
-    return lambda: new_agent_options(model, tools=[tool])
 
 
 class Latch:

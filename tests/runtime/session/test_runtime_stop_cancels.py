@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from _helpers import captured_logs
-from _runtime_helpers import TIMEOUT, Gate, echo_agent, error_code
-from test_runtime_agent_tool import caller
+from _runtime_helpers import TIMEOUT, Gate, caller, echo_agent, error_code
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
