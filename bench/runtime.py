@@ -638,7 +638,7 @@ def single_run(n: int, rounds: int, profile: bool, timeout: float) -> None:
         f"      sys.setprofile over {CALL_RUNS} warm runs on the loop's thread, the collector "
         f"off; floor: arun_agent's; C calls {co['calls_c']:,.0f} (arun_agent "
         f"{co['direct_calls_c']:,.0f}); with SQLite {sq['calls']:,.0f} Python, "
-        f"{sq['calls_c']:,.0f} C"
+        f"{sq['calls_c']:,.0f} C on the loop's thread (its writes run on the store's own)"
     )
     asks = th["run_us"] / th["ask_us"]
     row(
