@@ -517,9 +517,12 @@ def single_child(
                     handles = [rt.session(sid, agent="zero") for sid in ids]
                     await asyncio.gather(*(h.arun("warm") for h in handles))
                     if name == "profile":
-                        with profiler.phase("single"):
+                        watch = GCWatch()
+                        with profiler.phase("single"), measured(watch) as m:
                             for i in range(count):
                                 await handles[i // RUNS_PER_SESSION].arun("x")
+                        out["profiled_cpu_us"] = [m.cpu / count * 1e6]
+                        out["profiled_gc_share"] = [m.gc / m.cpu if m.cpu else 0.0]
                         continue
                     await direct(count)
                     cpu, t = time.process_time(), time.perf_counter()
@@ -665,6 +668,12 @@ def single_run(n: int, rounds: int, profile: bool, timeout: float) -> None:
         elif "single" in profiles:
             runs = PROFILE_RUNS * n
             print(f"   profile, {label}, an extra untimed round of {runs:,} runs:")
+            if "profiled_gc_share" in result:
+                print(
+                    f"     CPU per run while sampled {result['profiled_cpu_us']:.1f} µs, the "
+                    f"collector {result['profiled_gc_share']:.1%} of it (gc.callbacks; py-spy "
+                    "charges it to the frame whose allocation triggered it)"
+                )
             print_profile(profiles["single"])
 
 
