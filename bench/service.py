@@ -122,7 +122,11 @@ def create_fastapi_app(variant: str, report: dict[str, Any], port: int) -> Any:
     from fastapi import FastAPI
     from pydantic import BaseModel
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    # bench/mcp.py would shadow the mcp package the example imports: this folder off the path
+    # (the helpers from it are imported already), the examples' on it.
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    sys.path.insert(0, os.path.join(here, "..", "examples"))
     import fastapi_service  # type: ignore[import-not-found]
 
     from praxo_actors.agent import arun_agent, new_agent_options
