@@ -22,6 +22,7 @@ PUBLIC_MODULES = (
     "praxo_actors",
     "praxo_actors.models",
     "praxo_actors.core",
+    "praxo_actors.codes",
     "praxo_actors.agent",
     "praxo_actors.middleware",
     "praxo_actors.memory",

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, SERVE_FAILED
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -61,9 +62,9 @@ def serve(
     from praxo_actors.runtime import Runtime
 
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"port must be 0..65535, got {port!r}")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"port must be 0..65535, got {port!r}")
     if runtime is not None and not isinstance(runtime, Runtime):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "runtime must be a Runtime or None")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "runtime must be a Runtime or None")
     try:
         import uvicorn as _uvicorn
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
@@ -78,7 +79,7 @@ def serve(
         _server_class(_uvicorn.Server)(config, app, runtime).run()
     except SystemExit as exc:  # uvicorn's way to say it could not start: a port in use, ...
         raise PraxoError(
-            "SERVE_FAILED",
+            SERVE_FAILED,
             f"could not serve on {host}:{port} (uvicorn exited with status {exc.code}; "
             "its log says why: the port in use, an address it cannot bind, a failed startup)",
         ) from None

@@ -10,7 +10,7 @@ import logging
 from supervisors._ask_crash import CrashOnAskError
 from supervisors._clock import Clock, ManualClock
 from supervisors._dynamic import DynamicSupervisor
-from supervisors._errors import SupervisorError
+from supervisors._errors import CODES, SupervisorError
 from supervisors._monitor import Down, DownReason, Monitor, monitor
 from supervisors._records import ChildCounts, ChildRecord, SupervisorStatistics
 from supervisors._registry import Registry
@@ -22,6 +22,7 @@ from supervisors._supervisor import AutoShutdown, Strategy, Supervisor
 logging.getLogger("supervisors").addHandler(logging.NullHandler())
 
 __all__ = [
+    "CODES",
     "AutoShutdown",
     "ChildCounts",
     "ChildRecord",

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["SupervisorError"]
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["CODES", "SupervisorError"]
 
 
 class SupervisorError(Exception):
@@ -46,3 +50,19 @@ CHILD_EXISTS = "SUPERVISOR_CHILD_EXISTS"
 MAX_RESTARTS = "SUPERVISOR_MAX_RESTARTS"
 NAME_TAKEN = "SUPERVISOR_NAME_TAKEN"
 NOT_RUNNING = "SUPERVISOR_NOT_RUNNING"
+
+CODES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        CHILD_EXISTS: "a child with that id is already present or running",
+        CHILD_NOT_FOUND: "no child with that id (or ref)",
+        CHILD_RESTARTING: "restart or delete of a child whose restart is pending",
+        CHILD_RUNNING: "restart or delete of a running child",
+        INVALID_SPEC: "a bad child spec, supervisor flag or argument",
+        MAX_CHILDREN: "a dynamic supervisor is full",
+        MAX_RESTARTS: "the restart intensity was exceeded",
+        NAME_TAKEN: "a registry name is already registered",
+        NOT_RUNNING: "the actor given is not running",
+        START_FAILED: "a child did not start",
+    }
+)
+"""Every code :class:`SupervisorError` carries, with what it means (all carried by that class)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_BLOCKING_CALL
 
 __all__ = ["check_not_blocking", "forbid_blocking"]
 
@@ -28,7 +29,7 @@ def check_not_blocking(what: str) -> None:
     """
     if getattr(_local, "no_block", 0):
         raise PraxoError(
-            "RUNTIME_BLOCKING_CALL",
+            RUNTIME_BLOCKING_CALL,
             f"{what} on the runtime's event loop thread would deadlock it: "
             "await the future instead (or call from another thread)",
         )

@@ -49,6 +49,8 @@ _OWNER = "_checks_owner_thread"
 _ANY = "__any_thread__"
 
 _on = False
+ON = False
+"""Whether the debug checks are on (as :func:`enabled`, without a call)."""
 _owned: list[type] = []
 # class -> {method name: the original function}, while the checks are on.
 _wrapped: dict[type, dict[str, Callable[..., Any]]] = {}
@@ -57,16 +59,16 @@ _violations_lock = threading.Lock()
 
 
 def enabled() -> bool:
-    """Return whether the debug checks are on."""
+    """Return whether the debug checks are on (also :data:`ON`, for a hot path to read)."""
     return _on
 
 
 def enable(on: bool = True) -> None:
     """Turn the debug checks on (or off): wrap (or unwrap) every loop-owned class's methods."""
-    global _on
+    global _on, ON
     if on == _on:
         return
-    _on = on
+    _on = ON = on
     for cls in _owned:
         if on:
             _wrap(cls)

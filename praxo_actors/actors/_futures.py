@@ -167,6 +167,9 @@ class MNFuture(pykka.Future[T]):
                     self._wakes.append((loop, wake))
             if not done:
                 yield from wake.__await__()
+        if self._exc_info is None:  # the value (inline: every await of a reply ends here)
+            value: T = self._value
+            return value
         return self._outcome()
 
     __iter__ = __await__
@@ -207,7 +210,11 @@ class MNFuture(pykka.Future[T]):
                 waiter.release()
         if wake is not None:
             assert wake_loop is not None
-            _wake_loop(wake_loop, wake)
+            if asyncio._get_running_loop() is wake_loop:  # on the awaiting loop's thread
+                if not wake.done():
+                    wake.set_result(None)
+            else:
+                _wake_loop(wake_loop, wake)
         if wakes:
             for loop, wake in wakes:
                 _wake_loop(loop, wake)

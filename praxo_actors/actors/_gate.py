@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._futures import MNFuture
+from praxo_actors.codes import RUNTIME_STOPPED, RUNTIME_TIMEOUT
 
 __all__ = ["LoopGate", "OffLoopTimer"]
 
@@ -156,11 +157,11 @@ class LoopGate:
         # once the gate is closed (a check and a call_soon_threadsafe of its own could still
         # run a call that arrived after the owner stopped).
         if not self.post(run):
-            raise PraxoError("RUNTIME_STOPPED", "the event loop's gate is closed")
+            raise AgentError(RUNTIME_STOPPED, "the event loop's gate is closed")
         try:
             return future.get(timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no answer within {timeout} s") from None
 
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Any:
         """Call ``fn(*args)`` on the loop after ``delay`` seconds; return a cancellable handle."""

@@ -24,6 +24,7 @@ import praxo_actors.actors._checks as _checks
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._sched import kill_leftovers
+from praxo_actors.codes import RUNTIME_SCHEDULER_CLOSED
 
 __all__ = ["LoopScheduler"]
 
@@ -103,7 +104,7 @@ class LoopScheduler:
 
     def _check_open_locked(self) -> None:
         if self._closing:
-            raise SchedulerClosedError("RUNTIME_SCHEDULER_CLOSED", f"{self._name} is shut down")
+            raise SchedulerClosedError(RUNTIME_SCHEDULER_CLOSED, f"{self._name} is shut down")
 
     def _gone_locked(self, task: Any) -> None:
         self._live.discard(task)
@@ -166,6 +167,8 @@ class LoopScheduler:
         return result
 
     def _drain(self, eager: bool = False) -> None:
+        """Run ready turns (``eager``: called by :meth:`run_now` or :meth:`run_after`, not as
+        the drain callback, which is then no longer due)."""
         if self._draining:
             # A scheduled drain reached while an eager one runs (from a nested loop): that one
             # finishes the work, and schedules again if it runs out of turns.
@@ -173,48 +176,42 @@ class LoopScheduler:
                 self._pending = None
             return
         self._draining = True
+        ready = self._ready
+        lock = self._lock
+        # The scheduled callback an eager drain made redundant: a cancelled handle is skipped
+        # by the loop, where a due one costs a run of an empty drain (twice per zero-latency
+        # run, ~1.5 µs each here).
+        redundant: asyncio.Handle | None = None
         try:
-            redundant = self._drain_turns(scheduled=not eager)
+            if not eager:
+                with lock:
+                    self._pending = None
+            for _ in range(self._turns):
+                with lock:
+                    if not ready:
+                        self._scheduled = False
+                        redundant, self._pending = self._pending, None
+                        break
+                    task = ready.popleft()
+                try:
+                    task._run()
+                except BaseException:  # the loop must outlive any actor turn
+                    logger.exception("loop_scheduler.task_failed", scheduler=self._name)
+            else:
+                with lock:
+                    if not ready:
+                        self._scheduled = False
+                        redundant, self._pending = self._pending, None
+                    else:
+                        self._scheduled = True  # an eager drain may have started with none due
+                        if self._pending is None:
+                            self._pending = self._loop.call_soon(self._drain)
         finally:
             self._draining = False
         if redundant is not None:
-            # An eager drain (run_now) did the work the callback was scheduled for: a cancelled
-            # handle is skipped by the loop, where a due one costs a run of an empty drain
-            # (twice per zero-latency run, ~1.5 µs each here).
             redundant.cancel()
-        if _checks.enabled():
+        if _checks.ON:
             self._check_state()
-
-    def _drain_turns(self, scheduled: bool) -> asyncio.Handle | None:
-        """Run ready turns; return the scheduled callback this drain made redundant, if any.
-
-        ``scheduled``: this is the drain callback running, no longer due.
-        """
-        ready = self._ready
-        lock = self._lock
-        if scheduled:
-            with lock:
-                self._pending = None
-        for _ in range(self._turns):
-            with lock:
-                if not ready:
-                    self._scheduled = False
-                    pending, self._pending = self._pending, None
-                    return pending
-                task = ready.popleft()
-            try:
-                task._run()
-            except BaseException:  # the loop must outlive any actor turn
-                logger.exception("loop_scheduler.task_failed", scheduler=self._name)
-        with lock:
-            if not ready:
-                self._scheduled = False
-                pending, self._pending = self._pending, None
-                return pending
-            self._scheduled = True  # an eager drain may have started with none scheduled
-            if self._pending is None:
-                self._pending = self._loop.call_soon(self._drain)
-        return None
 
     def _check_state(self) -> None:
         """Check, between drains on the loop's thread, that no ready actor waits unwoken.

@@ -198,25 +198,24 @@ class _Inbox(threading.Event):
         assert actor is not None
         sched = self._sched
         self._budget = sched._batch
+        ended = False
         try:
             if self._state == _STARTING:
                 # put() treats _STARTING like _QUEUED, so this needs no lock.
                 self._state = _QUEUED
                 compat.loop_setup(actor)
-            if compat.run_messages(actor, self._take):
-                self._end_turn()
-                return
+            ended = compat.run_messages(actor, self._take)
         except _Yield:
-            self._end_turn()
-            return
+            ended = True
         except Exception:
             self._crash(actor, stop_all=False)
         except BaseException:
             self._crash(actor, stop_all=True)
-        self._finish(actor)
-
-    def _end_turn(self) -> None:
-        sched = self._sched
+        if not ended:
+            self._finish(actor)
+            return
+        # The turn is over: back of the ready queue if a message came meanwhile, else idle
+        # (inline, not a method: every turn of every actor ends here).
         with sched._lock:
             if self._q:
                 sched._ready.append(self)

@@ -30,6 +30,7 @@ import pykka
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._blocking import check_not_blocking
+from praxo_actors.codes import RUNTIME_SCHEDULER_CLOSED
 
 __all__ = [
     "Scheduler",
@@ -210,7 +211,7 @@ class Scheduler:
     def _check_open_locked(self) -> None:
         if self._closing:
             msg = f"{self._name} is shut down"
-            raise SchedulerClosedError("RUNTIME_SCHEDULER_CLOSED", msg)
+            raise SchedulerClosedError(RUNTIME_SCHEDULER_CLOSED, msg)
 
     def _gone_locked(self, task: Any) -> None:
         """Forget a stopped actor; with none left, let the threads retire."""

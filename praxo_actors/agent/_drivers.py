@@ -20,6 +20,7 @@ from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._run import AgentRun, resume_run, start_run
 from praxo_actors.agent._tool_step import copy_json
+from praxo_actors.codes import TOOL_NOT_FOUND
 from praxo_actors.models import Message, RunResult, Session, ToolCall
 
 if TYPE_CHECKING:
@@ -194,5 +195,5 @@ def call(options: AgentOptions, tool_call: ToolCall) -> Any:
     """
     tool = options._tools_by_name.get(tool_call.name)
     if tool is None:
-        raise AgentError("TOOL_NOT_FOUND", f"no tool named {tool_call.name!r}")
+        raise AgentError(TOOL_NOT_FOUND, f"no tool named {tool_call.name!r}")
     return tool.handler(copy_json(tool_call.arguments))

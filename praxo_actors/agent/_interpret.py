@@ -37,6 +37,7 @@ from praxo_actors.agent._effects import (
     Emit,
 )
 from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
+from praxo_actors.codes import AGENT_UNKNOWN_EFFECT
 from praxo_actors.models import Event
 
 __all__ = [
@@ -187,7 +188,7 @@ def decide(
         assert_never(effect)
     except AssertionError:  # not an Effect: refused with a code
         raise AgentError(
-            "AGENT_UNKNOWN_EFFECT", f"no driver performs {type(effect).__name__}"
+            AGENT_UNKNOWN_EFFECT, f"no driver performs {type(effect).__name__}"
         ) from None
 
 

@@ -15,7 +15,8 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from praxo_actors._errors import AgentError, JSONError
+from praxo_actors._errors import AgentError, CheckpointError, JSONError
+from praxo_actors.codes import AGENT_INVALID_RESUME, CHECKPOINT_INVALID
 from praxo_actors.core import encode_json
 from praxo_actors.models import Session, ToolCall
 
@@ -65,11 +66,16 @@ class Pending(msgspec.Struct, frozen=True):
     tool_retries: int = 0
 
 
+class _BadPending(CheckpointError, AgentError):
+    """``CHECKPOINT_INVALID`` for a pending record; an AgentError too, as it was before."""
+
+
 def pending_of(session: Session) -> Pending | None:
     """Return the session's pending (interrupted) run, or None.
 
     Raises:
-        AgentError: ``CHECKPOINT_INVALID`` for a pending record of the wrong shape.
+        CheckpointError: ``CHECKPOINT_INVALID`` for a pending record of the wrong shape (also an
+            ``AgentError``).
     """
     raw = session.metadata.get(PENDING_KEY) if isinstance(session.metadata, dict) else None
     if raw is None:
@@ -77,7 +83,7 @@ def pending_of(session: Session) -> Pending | None:
     try:
         return msgspec.convert(raw, Pending)
     except msgspec.ValidationError as exc:
-        raise AgentError("CHECKPOINT_INVALID", f"the pending run is malformed: {exc}") from None
+        raise _BadPending(CHECKPOINT_INVALID, f"the pending run is malformed: {exc}") from None
 
 
 def with_pending(metadata: dict[str, Any], pending: Pending | None) -> dict[str, Any]:
@@ -103,7 +109,7 @@ def resume_value(pending: Pending, value: Any, run_id: str) -> Any:
         encode_json(value)
     except JSONError as exc:
         raise AgentError(
-            "AGENT_INVALID_RESUME", f"a resume value must be JSON: {exc}", run_id
+            AGENT_INVALID_RESUME, f"a resume value must be JSON: {exc}", run_id
         ) from None
     if pending.kind == "tool":
         return value
@@ -112,10 +118,10 @@ def resume_value(pending: Pending, value: Any, run_id: str) -> Any:
     if isinstance(value, dict) and isinstance(value.get("approved"), bool):
         arguments = value.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
-            raise AgentError("AGENT_INVALID_RESUME", "edited arguments must be an object", run_id)
+            raise AgentError(AGENT_INVALID_RESUME, "edited arguments must be an object", run_id)
         return (value["approved"], arguments)
     raise AgentError(
-        "AGENT_INVALID_RESUME",
+        AGENT_INVALID_RESUME,
         'an approval is resumed with True, False or {"approved": bool, "arguments": {...}}',
         run_id,
     )

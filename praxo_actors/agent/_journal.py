@@ -31,6 +31,7 @@ import msgspec
 from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._effects import CallModel, CallTool, Effect
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import CHECKPOINT_INVALID, CHECKPOINT_SIGNATURE
 from praxo_actors.models import ModelError, Response
 
 __all__ = [
@@ -122,19 +123,19 @@ def decode_entry(text: str, where: str, key: bytes | None) -> Entry:
     try:
         doc = msgspec.json.decode(text)
     except (msgspec.DecodeError, ValueError):
-        raise CheckpointError("CHECKPOINT_INVALID", f"journal entry {where} is not JSON") from None
+        raise CheckpointError(CHECKPOINT_INVALID, f"journal entry {where} is not JSON") from None
     if not isinstance(doc, dict):
-        raise CheckpointError("CHECKPOINT_INVALID", f"journal entry {where} is not an object")
+        raise CheckpointError(CHECKPOINT_INVALID, f"journal entry {where} is not an object")
     if key is not None:
         signature = doc.pop("s", None)
         expected = _sign(key, where, _encoder.encode(doc))
         if not isinstance(signature, str) or not hmac.compare_digest(signature, expected):
-            raise CheckpointError("CHECKPOINT_SIGNATURE", f"journal entry {where} is not signed")
+            raise CheckpointError(CHECKPOINT_SIGNATURE, f"journal entry {where} is not signed")
     doc.pop("s", None)
     try:
         return msgspec.convert(doc, Entry)
     except msgspec.ValidationError as exc:
-        raise CheckpointError("CHECKPOINT_INVALID", f"journal entry {where}: {exc}") from None
+        raise CheckpointError(CHECKPOINT_INVALID, f"journal entry {where}: {exc}") from None
 
 
 def entry_reply(entry: Entry, effect: Effect) -> Any:
@@ -146,7 +147,7 @@ def entry_reply(entry: Entry, effect: Effect) -> Any:
     """
     if entry.n != effect_name(effect):
         raise CheckpointError(
-            "CHECKPOINT_INVALID",
+            CHECKPOINT_INVALID,
             f"the journal holds {entry.k} {entry.n!r} where the run now asks for "
             f"{effect_name(effect)!r}: the agent changed",
         )
@@ -161,5 +162,5 @@ def entry_reply(entry: Entry, effect: Effect) -> Any:
             case "tool" | "value":
                 return entry.v
     except msgspec.ValidationError as exc:
-        raise CheckpointError("CHECKPOINT_INVALID", f"journal entry: {exc}") from None
-    raise CheckpointError("CHECKPOINT_INVALID", f"journal entry of unknown kind {entry.k!r}")
+        raise CheckpointError(CHECKPOINT_INVALID, f"journal entry: {exc}") from None
+    raise CheckpointError(CHECKPOINT_INVALID, f"journal entry of unknown kind {entry.k!r}")

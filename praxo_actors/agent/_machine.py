@@ -7,30 +7,36 @@ structured output and completion. The tool calls of a reply are the tool-call st
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Generator
 from typing import Any
 
 import msgspec
 
-from praxo_actors._errors import AgentError, CompactionError, JSONError, ToolCallError
+from praxo_actors._errors import AgentError, CompactionError, ToolCallError
 from praxo_actors.agent._callids import with_call_ids
 from praxo_actors.agent._context import ModelContext
-from praxo_actors.agent._effects import BeginStep, CallModel, CallSummarizer, Effect, Step
+from praxo_actors.agent._effects import BeginStep, CallModel, Effect, Step
 from praxo_actors.agent._interrupt import Pending, with_pending
+from praxo_actors.agent._model_io import (
+    _add_usage,
+    _bad_response,
+    _compact,
+    _instructions,
+    _json_or_none,
+    _may_hold_calls,
+    _not_a_response,
+    _prose,
+    _redact_messages,
+    _text,
+)
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _Carried, _crashed, _Events, _fail
 from praxo_actors.agent._tool_step import _error_json, tool_step
+from praxo_actors.codes import AGENT_MAX_STEPS, AGENT_MODEL_CALL_LIMIT, AGENT_STRUCTURED_OUTPUT
 from praxo_actors.core import (
-    apply_compaction,
-    default_summary,
-    encode_json,
     parse_tool_calls,
-    plan_compaction,
-    redact_pii,
     strip_tool_calls,
 )
-from praxo_actors.middleware import Compaction
 from praxo_actors.middleware._structured_output import structured_steps
 from praxo_actors.models import (
     Message,
@@ -39,7 +45,6 @@ from praxo_actors.models import (
     Response,
     RunResult,
     Session,
-    TextBlock,
     ToolCall,
 )
 
@@ -157,7 +162,7 @@ def machine(
                     yield from _fail(
                         event,
                         run_id,
-                        "AGENT_MODEL_CALL_LIMIT",
+                        AGENT_MODEL_CALL_LIMIT,
                         f"model call limit {model_limit} reached",
                     )
                 )
@@ -254,7 +259,7 @@ def machine(
                     except AgentError as exc:
                         raise (yield from _fail(event, run_id, exc.code, exc.message)) from None
                     except Exception as exc:  # the repairer raised
-                        yield from _crashed(event, exc, "AGENT_STRUCTURED_OUTPUT")
+                        yield from _crashed(event, exc, AGENT_STRUCTURED_OUTPUT)
                         raise
                 if event is not None:
                     yield event(
@@ -309,117 +314,6 @@ def machine(
 
     raise (
         yield from _fail(
-            event, run_id, "AGENT_MAX_STEPS", f"no final answer after {options.max_steps} steps"
+            event, run_id, AGENT_MAX_STEPS, f"no final answer after {options.max_steps} steps"
         )
     )
-
-
-def _instructions(instructions: Any, session: Session) -> Message | None:
-    """Return the run's system message (None for no text), calling a callable once."""
-    text = instructions if type(instructions) is str else instructions(session)
-    if not isinstance(text, str):
-        hint = ""
-        if inspect.iscoroutine(text):
-            text.close()  # never awaited: close it so no warning is left behind
-            hint = " (they are called synchronously: an async function cannot give them)"
-        raise TypeError(f"instructions must give a str, not {type(text).__name__}{hint}")
-    return Message(role="system", content=text) if text else None
-
-
-def _compact(
-    settings: Compaction, messages: list[Message]
-) -> Generator[Effect, Any, tuple[list[Message], int]]:
-    """Compact ``messages``, asking the driver for the summary when a summariser is set."""
-    plan = plan_compaction(messages, settings.max_tokens, settings.keep_last)
-    if plan is None:
-        return messages, 0
-    middle = list(plan.middle)
-    if settings.summarizer is None:
-        summary: Any = default_summary(middle)
-    else:
-        summary = yield CallSummarizer(settings.summarizer, middle)
-    return apply_compaction(plan, summary), len(plan.middle)
-
-
-def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
-    """Add a response's integer counters (tokens) to the run's totals; others are not summed."""
-    for key, value in usage.items():
-        if type(value) is int:
-            total[key] = total.get(key, 0) + value
-
-
-def _text(content: str | list[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(block.text for block in content if isinstance(block, TextBlock))
-
-
-def _prose(content: str | list[Any], prose: str) -> str | list[Any]:
-    """Return ``content`` with its text replaced by ``prose`` (other blocks kept, first)."""
-    if isinstance(content, str):
-        return prose
-    kept = [block for block in content if not isinstance(block, TextBlock)]
-    if not kept:
-        return prose
-    return [*kept, TextBlock(prose)] if prose else kept
-
-
-def _may_hold_calls(text: str) -> bool:
-    # Every call format (and every malformed one) needs "tool" (tags, dotted names) or a JSON
-    # object or array (canonical calls); plain answers skip the parser, which costs ~10 us.
-    return "tool" in text or "{" in text or "[" in text
-
-
-def _json_or_none(value: Any) -> bool:
-    if value is None:
-        return True
-    if not isinstance(value, dict):
-        return False
-    try:
-        encode_json(value)
-    except JSONError:
-        return False
-    return True
-
-
-def _bad_response(result: Response) -> TypeError:
-    if type(result.message) is not Message:
-        return TypeError(f"Response.message must be a Message, not {type(result.message).__name__}")
-    return TypeError("Response.usage must be a JSON object or None")
-
-
-def _not_a_response(result: Any) -> TypeError:
-    hint = " (an async model needs arun_agent)" if hasattr(result, "__await__") else ""
-    return TypeError(
-        f"a model must return Response or ModelError, not {type(result).__name__}{hint}"
-    )
-
-
-def _redact_messages(
-    messages: list[Message], cache: dict[int, tuple[Message, Message]]
-) -> list[Message]:
-    """Return PII-redacted copies of ``messages``; tool calls and other blocks stay as they are."""
-    out = []
-    for message in messages:
-        # Messages are frozen, so a redaction computed on an earlier step stays valid; the
-        # cached original guards against a recycled id().
-        hit = cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, _redact_message(message))
-            cache[id(message)] = hit
-        out.append(hit[1])
-    return out
-
-
-def _redact_message(message: Message) -> Message:
-    content = message.content
-    if isinstance(content, str):
-        redacted: str | list[Any] = redact_pii(content)
-    else:
-        redacted = [
-            TextBlock(redact_pii(block.text)) if isinstance(block, TextBlock) else block
-            for block in content
-        ]
-    if redacted == content:
-        return message
-    return msgspec.structs.replace(message, content=redacted)

@@ -9,6 +9,7 @@ from typing import Any
 from praxo_actors._errors import AgentError, ToolCallError
 from praxo_actors.agent._fallback import FallbackModel, Model
 from praxo_actors.agent._tool import Tool
+from praxo_actors.codes import AGENT_INVALID_OPTION, TOOL_CALL_UNKNOWN_FORMAT
 from praxo_actors.core import tool_call_formats
 from praxo_actors.middleware import (
     Approval,
@@ -116,13 +117,13 @@ class AgentOptions:
             raise TypeError("instructions must be a str, a callable Session -> str, or None")
         if self.unknown_tool not in UNKNOWN_TOOL:
             raise AgentError(
-                "AGENT_INVALID_OPTION",
+                AGENT_INVALID_OPTION,
                 f"unknown_tool must be one of {', '.join(map(repr, UNKNOWN_TOOL))}, "
                 f"got {self.unknown_tool!r}",
             )
         fmt = self.tool_call_format
         if fmt is not None and fmt != "auto" and fmt not in tool_call_formats():
-            raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown tool_call_format {fmt!r}")
+            raise ToolCallError(TOOL_CALL_UNKNOWN_FORMAT, f"unknown tool_call_format {fmt!r}")
         for name in ("name", "provider_name"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):

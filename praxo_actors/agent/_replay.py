@@ -48,6 +48,7 @@ from praxo_actors.agent._journal import (
     started_entry,
 )
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import CHECKPOINT_INVALID, TOOL_INTERRUPTED
 from praxo_actors.models import Event
 
 __all__ = ["Replay"]
@@ -159,7 +160,7 @@ class Replay:
             return LIVE
         if entry.k == "started":
             if entry.n != effect_name(effect):
-                raise CheckpointError("CHECKPOINT_INVALID", "the journal is for another tool")
+                raise CheckpointError(CHECKPOINT_INVALID, "the journal is for another tool")
             entry = self._take()
             if entry is None:
                 self._go_live()
@@ -207,7 +208,7 @@ class Replay:
 
     def interrupted(self) -> ToolError:
         """The result of an ``at_most_once`` call in flight at the crash."""
-        return ToolError("TOOL_INTERRUPTED", "the run was cut off while this call was in flight")
+        return ToolError(TOOL_INTERRUPTED, "the run was cut off while this call was in flight")
 
     def completed_entry(self, effect: Effect, value: Any) -> str | None:
         """Return the next entry, journaling ``effect``'s ``value`` (None: not JSON; the run

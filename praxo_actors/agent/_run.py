@@ -15,6 +15,7 @@ from praxo_actors.agent._machine import Machine, Steps, machine, throw_into
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import _Carried
 from praxo_actors.agent._runid import new_run_id
+from praxo_actors.codes import SESSION_INTERRUPTED, SESSION_NOT_INTERRUPTED
 from praxo_actors.models import Message, RunResult, Session
 
 __all__ = ["AgentRun", "resume_run", "start_run"]
@@ -139,7 +140,7 @@ def start_run(
         raise TypeError("session must be a Session")
     if PENDING_KEY in session.metadata:
         raise AgentError(
-            "SESSION_INTERRUPTED", "the session's last run is interrupted: resume it first"
+            SESSION_INTERRUPTED, "the session's last run is interrupted: resume it first"
         )
     if isinstance(input, str):
         user = Message(role="user", content=input)
@@ -218,7 +219,7 @@ def resume_run(
         raise TypeError("session must be a Session")
     pending = pending_of(session)
     if pending is None:
-        raise AgentError("SESSION_NOT_INTERRUPTED", "the session has no interrupted run")
+        raise AgentError(SESSION_NOT_INTERRUPTED, "the session has no interrupted run")
     checked = resume_value(pending, value, pending.run_id)
     telemetry = _telemetry(options)
     resume = (pending, checked)

@@ -25,6 +25,7 @@ from praxo_actors.agent._interrupt import Interrupt, Pending, with_pending
 from praxo_actors.agent._options import AgentOptions
 from praxo_actors.agent._report import CALLBACK, _crashed, _Events, _fail
 from praxo_actors.agent._tool import TOOL_RETRY, ToolError, ToolRetry
+from praxo_actors.codes import AGENT_TOOL_CALL_LIMIT, AGENT_TOOL_NOT_SELECTED, APPROVAL_DENIED
 from praxo_actors.core import SchemaError, encode_json, redact_pii, redact_value
 from praxo_actors.models import Message, RunResult, Session, ToolCall
 
@@ -90,8 +91,8 @@ def tool_step(
                 if not approved:
                     denied = f"the call of {name!r} was denied"
                     if traced:
-                        yield RefusedCall(call, "APPROVAL_DENIED", denied)
-                    output = _error_json("APPROVAL_DENIED", denied)
+                        yield RefusedCall(call, APPROVAL_DENIED, denied)
+                    output = _error_json(APPROVAL_DENIED, denied)
                     messages.append(
                         Message(role="tool", content=output, tool_call_id=call.id, name=name)
                     )
@@ -118,7 +119,7 @@ def tool_step(
                         traced,
                         run_id,
                         call,
-                        "AGENT_TOOL_NOT_SELECTED",
+                        AGENT_TOOL_NOT_SELECTED,
                         f"tool {name!r} is not selected",
                     )
                 )
@@ -164,7 +165,7 @@ def tool_step(
                             traced,
                             run_id,
                             call,
-                            "AGENT_TOOL_CALL_LIMIT",
+                            AGENT_TOOL_CALL_LIMIT,
                             f"tool call limit {tool_limit} reached",
                         )
                     )

@@ -11,9 +11,10 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions
 from praxo_actors.cluster._host import resolve_factory
+from praxo_actors.codes import RUNTIME_STOPPED, RUNTIME_TIMEOUT
 from praxo_actors.runtime import RegisteredAgent
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def session_of(cluster: ClusterRuntime, run_id: str) -> str | None:
     if found is not None:
         return found
     if cluster._stopped:
-        raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+        raise AgentError(RUNTIME_STOPPED, "the cluster has stopped")
     for name in cluster._live() or list(cluster._hosts):
         try:
             reply = ray.get(cluster._hosts[name].find_session.remote(run_id), timeout=_ASK_SECONDS)
@@ -69,9 +70,9 @@ def session_of(cluster: ClusterRuntime, run_id: str) -> str | None:
             continue  # another host reads the same store
         except ray.exceptions.GetTimeoutError:
             late = f"no host answered within {_ASK_SECONDS} s"
-            raise PraxoError("RUNTIME_TIMEOUT", late) from None
+            raise PraxoError(RUNTIME_TIMEOUT, late) from None
         return reply if isinstance(reply, str) else None
-    raise PraxoError("RUNTIME_TIMEOUT", "no host answered")
+    raise PraxoError(RUNTIME_TIMEOUT, "no host answered")
 
 
 class _Imported:

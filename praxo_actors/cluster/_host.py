@@ -14,6 +14,7 @@ from praxo_actors._log import get_logger
 from praxo_actors.agent._caller import attached
 from praxo_actors.cluster._order import Turns
 from praxo_actors.cluster._results import pack_result
+from praxo_actors.codes import RUNTIME_INVALID_CONFIG
 from praxo_actors.models import Event
 
 __all__ = ["TAKEN_OVER", "Host", "resolve_factory"]
@@ -29,7 +30,7 @@ def resolve_factory(factory: Any) -> Any:
     if isinstance(factory, str):
         module, _, name = factory.partition(":")
         if not module or not name:
-            raise PraxoError("RUNTIME_INVALID_CONFIG", f"factory {factory!r} is not 'module:name'")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, f"factory {factory!r} is not 'module:name'")
         return getattr(importlib.import_module(module), name)
     return factory
 

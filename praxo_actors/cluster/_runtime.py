@@ -28,6 +28,15 @@ from praxo_actors.cluster._host import TAKEN_OVER, Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
+from praxo_actors.codes import (
+    EVENTS_INVALID_SUBSCRIPTION,
+    RUNTIME_INVALID_CONFIG,
+    RUNTIME_INVALID_INPUT,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+    RUNTIME_UNKNOWN_RUN,
+    SESSION_CRASHED,
+)
 from praxo_actors.core import encode_json
 from praxo_actors.models import Event, Message, RunResult
 from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
@@ -112,7 +121,7 @@ class ClusterRunFuture:
         try:
             reply = ray.get(self._ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no result within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no result within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             return self.cluster._after_host_failed(self, timeout)
         if reply[0] != "ok" and reply[2] in TAKEN_OVER and self.agent in self.cluster._durable:
@@ -161,9 +170,7 @@ class ClusterSession:
         try:
             document = encode_json(value)
         except JSONError as exc:
-            raise PraxoError(
-                "RUNTIME_INVALID_INPUT", f"a resume value must be JSON: {exc}"
-            ) from None
+            raise PraxoError(RUNTIME_INVALID_INPUT, f"a resume value must be JSON: {exc}") from None
         return self.cluster._resume(self.id, self.agent, document, deadline)
 
     async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
@@ -189,7 +196,7 @@ class ClusterSession:
         try:
             reply = await asyncio.wait_for(ref, timeout + 5)
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
         messages: list[Message] = _unpack(reply, None, list[Message])
         return messages
 
@@ -242,7 +249,7 @@ class ClusterEvents:
         import fnmatch
 
         if not callable(callback):
-            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "callback must be callable")
+            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "callback must be callable")
         entry = (callback, pattern, session_id)
         with self._lock:
             self._subscribers.append(entry)
@@ -344,11 +351,11 @@ class ClusterRuntime:
             raise ImportError("ClusterRuntime needs Ray: pip install 'praxo-actors[ray]'") from None
         dsn = store if isinstance(store, str) else getattr(store, "dsn", None)
         if not isinstance(dsn, str):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "store must be a PostgresStore or its DSN")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "store must be a PostgresStore or its DSN")
         if not isinstance(store, str) and isinstance(getattr(store, "schema", None), str):
             schema = store.schema
         if isinstance(hosts, bool) or not isinstance(hosts, int) or hosts < 1:
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "hosts must be an int >= 1")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "hosts must be an int >= 1")
         self = object.__new__(cls)
         self._owns_ray = False
         if not ray.is_initialized():
@@ -409,14 +416,14 @@ class ClusterRuntime:
 
     def session(self, session_id: str, agent: str = "default") -> ClusterSession:
         if not isinstance(session_id, str) or not session_id:
-            raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
         return ClusterSession(self, session_id, agent)
 
     def _run(
         self, session_id: str, agent: str, input: str, deadline: float | None
     ) -> ClusterRunFuture:
         if self._stopped:
-            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the cluster has stopped")
         run_id = new_run_id()
         pinned = self._sent.pinned(session_id)  # the host of a run of the session in flight
         name, host = (pinned, self._hosts[pinned]) if pinned else self._route(session_id)
@@ -434,17 +441,17 @@ class ClusterRuntime:
         import ray
 
         if self._stopped:
-            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the cluster has stopped")
         name, host = self._route(session_id)
         try:
             ref = host.submit.remote(session_id, agent, input, deadline, traceparent())
             reply = ray.get(ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"not accepted within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"not accepted within {timeout} s") from None
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
             with self._lock:
                 self._down[name] = time.monotonic() + _DOWN_SECONDS
-            raise AgentError("SESSION_CRASHED", f"host {name} died") from None
+            raise AgentError(SESSION_CRASHED, f"host {name} died") from None
         run_id: str = _unpack(reply, None, str)
         self._started.add(run_id, session_id)
         return run_id
@@ -453,7 +460,7 @@ class ClusterRuntime:
         self, session_id: str, agent: str, document: str, deadline: float | None
     ) -> ClusterRunFuture:
         if self._stopped:
-            raise PraxoError("RUNTIME_STOPPED", "the cluster has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the cluster has stopped")
         import ray
 
         name, host = self._route(session_id)
@@ -472,7 +479,7 @@ class ClusterRuntime:
         with self._lock:
             self._down[future.host] = time.monotonic() + _DOWN_SECONDS
         if future.agent not in self._durable or future.sent is None:
-            raise AgentError("SESSION_CRASHED", f"host {future.host} died", future.run_id)
+            raise AgentError(SESSION_CRASHED, f"host {future.host} died", future.run_id)
         # Journaled, the run is resumed by the host the session routes to now; not journaled
         # yet, nothing of it was kept, and it is sent there again under the same id.
         try:
@@ -487,7 +494,7 @@ class ClusterRuntime:
         order = self._sent.send_again(future.session_id, name, future, future.number)
         if order is None:  # sent again now, it would commit after a run sent after it
             raise AgentError(
-                "SESSION_CRASHED", f"host {future.host} died; a later run was sent", future.run_id
+                SESSION_CRASHED, f"host {future.host} died; a later run was sent", future.run_id
             )
         input, deadline = future.sent
         future.host, (future.number, after) = name, order
@@ -497,7 +504,7 @@ class ClusterRuntime:
         try:
             reply = ray.get(again, timeout=timeout)
         except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-            raise AgentError("SESSION_CRASHED", f"host {name} died", future.run_id) from None
+            raise AgentError(SESSION_CRASHED, f"host {name} died", future.run_id) from None
         result: RunResult = typed_output(_unpack(reply, future.run_id, RunResult), reply)
         return result
 
@@ -536,7 +543,7 @@ class ClusterRuntime:
                 with self._lock:
                     self._down[name] = time.monotonic() + _DOWN_SECONDS
                 if deadline is not None and time.monotonic() > deadline:
-                    raise AgentError("SESSION_CRASHED", f"host {name} died", run_id) from None
+                    raise AgentError(SESSION_CRASHED, f"host {name} died", run_id) from None
                 continue
             result: RunResult = typed_output(_unpack(reply, run_id, RunResult), reply)
             return result
@@ -556,7 +563,7 @@ class ClusterRuntime:
         check_result_args(run_id, timeout)
         session_id = session_of(self, run_id)
         if session_id is None:
-            raise PraxoError("RUNTIME_UNKNOWN_RUN", f"no session knows a run {run_id!r}")
+            raise PraxoError(RUNTIME_UNKNOWN_RUN, f"no session knows a run {run_id!r}")
         return self._result(session_id, None, run_id, timeout)
 
     async def aresult(self, run_id: str, timeout: float | None = None) -> RunResult:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.codes import EVENTS_INVALID_SUBSCRIPTION
 from praxo_actors.models import Event, RunResult
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class ClusterRunStream:
         """Subscribe, then send the run (``resume``: call it instead, to follow the resumed
         run it returns the future of, from its ``run.resumed`` event)."""
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
-            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
+            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "buffer must be an int >= 1")
         loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         self._buffer = buffer

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from praxo_actors._errors import CompactionError
+from praxo_actors.codes import COMPACTION_SUMMARY_INVALID
 from praxo_actors.core._json import encode_json
 from praxo_actors.models import Message, TextBlock
 
@@ -118,7 +119,7 @@ def apply_compaction(plan: CompactionPlan, summary: object) -> list[Message]:
     """
     if not isinstance(summary, str) or not summary:
         raise CompactionError(
-            "COMPACTION_SUMMARY_INVALID", f"a summary must be a non-empty str, got {summary!r:.80}"
+            COMPACTION_SUMMARY_INVALID, f"a summary must be a non-empty str, got {summary!r:.80}"
         )
     note = Message(role="system", content=SUMMARY_PREFIX + summary)
     return [*plan.head, note, *plan.tail]

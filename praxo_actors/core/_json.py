@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import JSONError
+from praxo_actors.codes import JSON_INVALID, JSON_NOT_FOUND
 
 __all__ = ["MAX_DEPTH", "encode_json", "extract_json", "parse_json", "try_parse_json"]
 
@@ -85,7 +86,7 @@ def parse_json(text: str) -> Any:
     """
     found, value = try_parse_json(text)
     if not found:
-        raise JSONError("JSON_INVALID", value) from None
+        raise JSONError(JSON_INVALID, value) from None
     return value
 
 
@@ -127,7 +128,7 @@ def encode_json(value: Any) -> str:
         return _ENCODER.encode(value).decode("utf-8")
     except (TypeError, ValueError, msgspec.EncodeError, RecursionError) as exc:
         # ValueError covers UnicodeEncodeError (a lone surrogate).
-        raise JSONError("JSON_INVALID", str(exc)) from None
+        raise JSONError(JSON_INVALID, str(exc)) from None
 
 
 def extract_json(text: str) -> Any:
@@ -142,7 +143,7 @@ def extract_json(text: str) -> Any:
         JSONError: ``JSON_NOT_FOUND`` when nothing parses; ``JSON_INVALID`` for a non-``str``.
     """
     if not isinstance(text, str):
-        raise JSONError("JSON_INVALID", f"expected str, got {type(text).__name__}")
+        raise JSONError(JSON_INVALID, f"expected str, got {type(text).__name__}")
     found, value = try_parse_json(text)
     if found:
         return value
@@ -153,7 +154,7 @@ def extract_json(text: str) -> Any:
     found, value = _first_balanced(text)
     if found:
         return value
-    raise JSONError("JSON_NOT_FOUND", "no JSON value in the text")
+    raise JSONError(JSON_NOT_FOUND, "no JSON value in the text")
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -200,37 +201,37 @@ def _check_value(value: Any) -> None:
             frames[-1][0] += 1
         elif isinstance(item, int):
             if not _INT_LOWER < item < _INT_UPPER:
-                raise JSONError("JSON_INVALID", "integer too long to read back")
+                raise JSONError(JSON_INVALID, "integer too long to read back")
             frames[-1][0] += 1
         elif isinstance(item, float):
             if not math.isfinite(item):
-                raise JSONError("JSON_INVALID", f"{item!r} is not a JSON number")
+                raise JSONError(JSON_INVALID, f"{item!r} is not a JSON number")
             frames[-1][0] += 1
         elif isinstance(item, dict | list | tuple):
             if depth >= MAX_DEPTH:
-                raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
+                raise JSONError(JSON_INVALID, f"nesting deeper than {MAX_DEPTH}")
             key = id(item)
             seen = done.get(key)
             if seen is not None:
                 count, below = seen
                 if depth + below >= MAX_DEPTH:
-                    raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
+                    raise JSONError(JSON_INVALID, f"nesting deeper than {MAX_DEPTH}")
                 _add_child(frames[-1], count, below)
                 continue
             if key in on_path:
-                raise JSONError("JSON_INVALID", "value contains a cycle")
+                raise JSONError(JSON_INVALID, "value contains a cycle")
             on_path.add(key)
             frames.append([1, 0])
             stack.append((key, -1))
             if isinstance(item, dict):
                 for name, child in item.items():
                     if not isinstance(name, str):
-                        raise JSONError("JSON_INVALID", f"object key {name!r} is not a str")
+                        raise JSONError(JSON_INVALID, f"object key {name!r} is not a str")
                     stack.append((child, depth + 1))
             else:
                 stack.extend((child, depth + 1) for child in item)
         else:
-            raise JSONError("JSON_INVALID", f"{type(item).__name__} is not a JSON value")
+            raise JSONError(JSON_INVALID, f"{type(item).__name__} is not a JSON value")
 
 
 def _add_child(parent: list[int], count: int, below: int) -> None:
@@ -239,7 +240,7 @@ def _add_child(parent: list[int], count: int, below: int) -> None:
     if below + 1 > parent[1]:
         parent[1] = below + 1
     if parent[0] > MAX_ITEMS:
-        raise JSONError("JSON_INVALID", f"more than {MAX_ITEMS:,} values written out")
+        raise JSONError(JSON_INVALID, f"more than {MAX_ITEMS:,} values written out")
 
 
 def _fenced_bodies(text: str) -> list[str]:

@@ -21,22 +21,25 @@ from typing import Any, Final
 import msgspec
 
 from praxo_actors._errors import CheckpointError
+from praxo_actors.codes import CHECKPOINT_TYPE_NOT_ALLOWED, CHECKPOINT_VERSION
 from praxo_actors.core._checkpoint import (
     FORMAT as CHECKPOINT_FORMAT,
 )
 from praxo_actors.core._checkpoint import (
-    _array,
     _check_key,
-    _decode,
     _encoder,
-    _invalid,
     _message_doc,
-    _revive_message,
-    _revive_session,
     _session_doc,
     _sign,
     _verify,
     load_checkpoint,
+)
+from praxo_actors.core._checkpoint_read import (
+    _array,
+    _decode,
+    _invalid,
+    _revive_message,
+    _revive_session,
 )
 from praxo_actors.models import Message, Session
 
@@ -159,15 +162,15 @@ def load_record(
     if "messages" not in doc:
         raise _invalid("record has no messages")
     if "message" not in allowed_types:
-        raise CheckpointError("CHECKPOINT_TYPE_NOT_ALLOWED", "type 'message' is not allowed")
+        raise CheckpointError(CHECKPOINT_TYPE_NOT_ALLOWED, "type 'message' is not allowed")
     return [_revive_message(m, allowed_types) for m in _array(doc["messages"], "messages")]
 
 
 def _header(doc: dict[str, Any], fmt: str, keys: frozenset[str]) -> None:
     if doc.get("format") != fmt:
-        raise CheckpointError("CHECKPOINT_VERSION", f"unknown format {doc.get('format')!r:.80}")
+        raise CheckpointError(CHECKPOINT_VERSION, f"unknown format {doc.get('format')!r:.80}")
     if type(doc.get("version")) is not int or doc["version"] != 1:
-        raise CheckpointError("CHECKPOINT_VERSION", f"unknown version {doc.get('version')!r:.80}")
+        raise CheckpointError(CHECKPOINT_VERSION, f"unknown version {doc.get('version')!r:.80}")
     extra = sorted(set(doc) - keys)
     if extra:
         raise _invalid(f"unknown top-level fields {extra}")

@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable
 
 from praxo_actors._errors import PathPolicyError
+from praxo_actors.codes import PATH_DENIED, PATH_INVALID, PATH_OUTSIDE_ROOTS
 
 __all__ = ["PathPolicy"]
 
@@ -70,12 +71,12 @@ class PathPolicy:
             _normalize(_absolute(root, "root")) for root in _strings(roots, "roots")
         )
         if not self._roots:
-            raise PathPolicyError("PATH_INVALID", "a path policy needs at least one root")
+            raise PathPolicyError(PATH_INVALID, "a path policy needs at least one root")
         patterns = _strings(deny, "deny")
         for pattern in patterns:
             if not isinstance(pattern, str) or not pattern or "/" in pattern or "\0" in pattern:
                 raise PathPolicyError(
-                    "PATH_INVALID",
+                    PATH_INVALID,
                     f"a deny pattern must be a non-empty component glob, not {pattern!r}",
                 )
         self._deny = tuple(patterns)
@@ -123,13 +124,11 @@ class PathPolicy:
                 ``PATH_OUTSIDE_ROOTS`` or ``PATH_DENIED``.
         """
         if not isinstance(path, str):
-            raise PathPolicyError(
-                "PATH_INVALID", f"a path must be a str, not {type(path).__name__}"
-            )
+            raise PathPolicyError(PATH_INVALID, f"a path must be a str, not {type(path).__name__}")
         if not path:
-            raise PathPolicyError("PATH_INVALID", "the path is empty")
+            raise PathPolicyError(PATH_INVALID, "the path is empty")
         if "\0" in path:
-            raise PathPolicyError("PATH_INVALID", "the path contains a NUL byte")
+            raise PathPolicyError(PATH_INVALID, "the path contains a NUL byte")
         _encodable(path, "path")
         start = self._roots[0] if base is None else _absolute(base, "base")
         joined = path if path.startswith("/") else f"{start}/{path}"
@@ -140,7 +139,7 @@ class PathPolicy:
                 # No system call takes it (ENAMETOOLONG), and realpath's walk over its
                 # components is quadratic: 500,000 of them kept it busy for minutes.
                 raise PathPolicyError(
-                    "PATH_INVALID", f"the path is longer than {_PATH_MAX} bytes, the system's limit"
+                    PATH_INVALID, f"the path is longer than {_PATH_MAX} bytes, the system's limit"
                 )
             # Roots are resolved on every check: links may change while the policy lives.
             try:
@@ -148,7 +147,7 @@ class PathPolicy:
                 real = os.path.realpath(normalised)
             except (OSError, ValueError) as exc:  # e.g. a name too long for the file system
                 raise PathPolicyError(
-                    "PATH_INVALID", f"{normalised!r:.200} cannot be resolved: {exc}"
+                    PATH_INVALID, f"{normalised!r:.200} cannot be resolved: {exc}"
                 ) from None
             self._admit(_normalize(real), real_roots, tuple(_prefix(root) for root in real_roots))
         return normalised
@@ -164,31 +163,31 @@ class PathPolicy:
                 if below is None or len(rest) < len(below):
                     below = rest
         if below is None:
-            raise PathPolicyError("PATH_OUTSIDE_ROOTS", f"{path!r} is outside the allowed roots")
+            raise PathPolicyError(PATH_OUTSIDE_ROOTS, f"{path!r} is outside the allowed roots")
         deny = self._deny_regex
         if deny is not None:
             for component in below.split("/"):
                 if deny.match(component):
                     raise PathPolicyError(
-                        "PATH_DENIED", f"{path!r} is denied: {component!r} matches a deny pattern"
+                        PATH_DENIED, f"{path!r} is denied: {component!r} matches a deny pattern"
                     )
 
 
 def _strings(items: Iterable[str], what: str) -> list[str]:
     if isinstance(items, str | bytes):
-        raise PathPolicyError("PATH_INVALID", f"{what} must be a sequence of strings, not a string")
+        raise PathPolicyError(PATH_INVALID, f"{what} must be a sequence of strings, not a string")
     try:
         return list(items)
     except TypeError:
         raise PathPolicyError(
-            "PATH_INVALID", f"{what} must be a sequence of strings, not {type(items).__name__}"
+            PATH_INVALID, f"{what} must be a sequence of strings, not {type(items).__name__}"
         ) from None
 
 
 def _absolute(path: object, what: str) -> str:
     if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
         raise PathPolicyError(
-            "PATH_INVALID",
+            PATH_INVALID,
             f"a {what} must be an absolute path without NUL bytes, not {path!r:.200}",
         )
     return _encodable(path, what)
@@ -200,7 +199,7 @@ def _encodable(path: str, what: str) -> str:
         os.fsencode(path)
     except UnicodeEncodeError as exc:
         raise PathPolicyError(
-            "PATH_INVALID",
+            PATH_INVALID,
             f"the {what} cannot be encoded for the file system ({exc.reason} at {exc.start})",
         ) from None
     return path

@@ -35,6 +35,7 @@ from itertools import accumulate
 from typing import Any
 
 from praxo_actors._errors import JSONError
+from praxo_actors.codes import JSON_INVALID
 from praxo_actors.core._json import MAX_DEPTH
 
 __all__ = ["redact_pii", "redact_value"]
@@ -135,9 +136,9 @@ def _redact_containers(root: dict[Any, Any] | list[Any] | tuple[Any, ...], keys:
 
     def open_frame(container: Any, depth: int) -> list[Any]:
         if depth > MAX_DEPTH:
-            raise JSONError("JSON_INVALID", f"nesting deeper than {MAX_DEPTH}")
+            raise JSONError(JSON_INVALID, f"nesting deeper than {MAX_DEPTH}")
         if id(container) in active:
-            raise JSONError("JSON_INVALID", "value contains a cycle")
+            raise JSONError(JSON_INVALID, "value contains a cycle")
         active.add(id(container))
         if isinstance(container, dict):
             return [container, iter(container.items()), {}, depth, None, {}]

@@ -23,15 +23,27 @@ repeats (which change what matches, not only how). The bounds, each with the rea
 
 from __future__ import annotations
 
-import _sre  # type: ignore[import-not-found]
-import array
 import bisect
-import re
-import sys
-from collections.abc import Iterable
-from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any
+
+from praxo_actors.core._regex_classes import _NL, _START, _WORD_A, _WORD_U, UnsupportedPattern
+from praxo_actors.core._regex_nfa import (
+    _ASSERT,
+    _BOL,
+    _BOS,
+    _CHAR,
+    _EOL,
+    _EOS,
+    _EOS_NL,
+    _MATCH,
+    _NWB_A,
+    _NWB_U,
+    _WB_A,
+    _WB_U,
+    MAX_STATES,
+    _Automaton,
+    _Builder,
+)
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
@@ -45,31 +57,12 @@ __all__ = [
 
 #: Longest pattern accepted, in characters (far beyond any schema's).
 MAX_PATTERN_LENGTH = 10_000
-#: Most automaton states a compiled pattern may have; counted repeats are expanded.
-MAX_STATES = 10_000
 # DFA states kept per pattern; past this the cache starts afresh (as RE2's does).
 _MAX_DFA_STATES = 4_096
 # Character transitions kept per DFA state; past this, characters go through their class.
 _MAX_CHAR_EDGES = 4_096
 #: Steps one validation may spend building DFA states: about half a second of Python.
 DEFAULT_STEPS = 1_000_000
-
-_MAX_CODE = sys.maxunicode
-_I, _M, _S, _A = re.IGNORECASE, re.MULTILINE, re.DOTALL, re.ASCII
-
-# Automaton state kinds.
-_CHAR, _SPLIT, _ASSERT, _MATCH = range(4)
-# Zero-width assertions: start of text, of line; end of text, of line, of text or before a
-# final newline (``$``); word boundary and its negation, Unicode and ASCII.
-_BOS, _BOL, _EOS, _EOL, _EOS_NL, _WB_U, _NWB_U, _WB_A, _NWB_A = range(9)
-# Facts about a character that assertions read (bits of a class's flags and a state's ``prev``).
-_NL, _WORD_U, _WORD_A, _START = 1, 2, 4, 8
-
-Interval = tuple[int, int]
-
-
-class UnsupportedPattern(ValueError):
-    """A valid :mod:`re` pattern that cannot be matched in bounded time (or is too large)."""
 
 
 class MatchBudgetExceeded(RuntimeError):
@@ -98,301 +91,6 @@ def compile_pattern(pattern: str) -> Pattern:
     # compiler checks (fixed-width lookbehind) concerns constructs refused here anyway.
     parsed = sre_parse.parse(pattern)
     return Pattern(_Builder(parsed, parsed.state.flags).automaton())
-
-
-class _Automaton:
-    """A Thompson automaton: parallel lists indexed by state, and its character classes."""
-
-    __slots__ = ("arg", "bounds", "class_flags", "classes_of", "kind", "out", "preds", "start")
-
-    def __init__(self) -> None:
-        self.kind: list[int] = []
-        self.arg: list[int] = []  # a predicate index (_CHAR) or an assertion (_ASSERT)
-        self.out: list[list[int]] = []
-        self.start = 0
-        self.preds: list[Any] = []  # predicate keys, replaced by class-id sets once resolved
-        self.bounds: list[int] = []  # code points where the character class changes
-        self.classes_of: list[int] = []  # the class of each span between bounds
-        self.class_flags: list[int] = []  # _NL/_WORD_U/_WORD_A facts of each class
-
-
-class _Builder:
-    """Turn a parse tree into an automaton, building continuation first (no patching)."""
-
-    def __init__(self, parsed: Any, flags: int) -> None:
-        self.auto = _Automaton()
-        self.flags = flags
-        self.parsed = parsed
-        self.pred_index: dict[Any, int] = {}
-        self.facts = 0  # which of _NL/_WORD_U/_WORD_A assertions read
-
-    def automaton(self) -> _Automaton:
-        auto = self.auto
-        match = self._state(_MATCH, -1, [])
-        auto.start = self._sequence(self.parsed, self.flags, match)
-        _partition(auto, self.facts)
-        return auto
-
-    def _state(self, kind: int, arg: int, out: list[int]) -> int:
-        auto = self.auto
-        if len(auto.kind) >= MAX_STATES:
-            raise UnsupportedPattern(f"needs more than {MAX_STATES} automaton states")
-        auto.kind.append(kind)
-        auto.arg.append(arg)
-        auto.out.append(out)
-        return len(auto.kind) - 1
-
-    def _sequence(self, items: Iterable[tuple[Any, Any]], flags: int, then: int) -> int:
-        for op, av in reversed(list(items)):
-            then = self._item(op, av, flags, then)
-        return then
-
-    def _item(self, op: Any, av: Any, flags: int, then: int) -> int:
-        if op is sre.LITERAL or op is sre.NOT_LITERAL or op is sre.ANY or op is sre.IN:
-            return self._state(_CHAR, self._predicate(op, av, flags), [then])
-        if op is sre.SUBPATTERN:
-            _group, add, remove, sub = av
-            return self._sequence(sub, (flags | add) & ~remove, then)
-        if op is sre.BRANCH:
-            return self._state(_SPLIT, -1, [self._sequence(b, flags, then) for b in av[1]])
-        if op is sre.MAX_REPEAT or op is sre.MIN_REPEAT:
-            low, high, sub = av
-            if high is sre.MAXREPEAT:
-                loop = self._state(_SPLIT, -1, [])
-                self.auto.out[loop] += [self._sequence(sub, flags, loop), then]
-                tail = loop
-            else:
-                tail = then
-                for _ in range(high - low):
-                    body = self._sequence(sub, flags, tail)
-                    if body == tail:
-                        break
-                    tail = self._state(_SPLIT, -1, [body, then])
-            for _ in range(low):
-                body = self._sequence(sub, flags, tail)
-                if body == tail:
-                    break  # an empty body: repeating it changes nothing (and low may be 2**32)
-                tail = body
-            return tail
-        if op is sre.AT:
-            return self._state(_ASSERT, self._assertion(av, flags), [then])
-        construct = _UNSUPPORTED.get(str(op), str(op).lower())
-        raise UnsupportedPattern(f"uses {construct}, which a finite automaton cannot match")
-
-    def _assertion(self, at: Any, flags: int) -> int:
-        if at is sre.AT_BEGINNING_STRING:
-            return _BOS
-        if at is sre.AT_END_STRING:
-            return _EOS
-        if at is sre.AT_BEGINNING:
-            if flags & _M:
-                self.facts |= _NL
-                return _BOL
-            return _BOS
-        if at is sre.AT_END:
-            self.facts |= _NL
-            return _EOL if flags & _M else _EOS_NL
-        ascii_ = bool(flags & _A)
-        self.facts |= _WORD_A if ascii_ else _WORD_U
-        if at is sre.AT_BOUNDARY:
-            return _WB_A if ascii_ else _WB_U
-        if at is sre.AT_NON_BOUNDARY:
-            return _NWB_A if ascii_ else _NWB_U
-        raise UnsupportedPattern(f"uses the assertion {at}")  # pragma: no cover - re has no other
-
-    def _predicate(self, op: Any, av: Any, flags: int) -> int:
-        key = _predicate_key(op, av, flags)
-        index = self.pred_index.get(key)
-        if index is None:
-            index = self.pred_index[key] = len(self.auto.preds)
-            self.auto.preds.append(key)
-        return index
-
-
-_UNSUPPORTED = {
-    "GROUPREF": "a backreference",
-    "GROUPREF_EXISTS": "a conditional group",
-    "ASSERT": "a lookahead or lookbehind",
-    "ASSERT_NOT": "a negative lookahead or lookbehind",
-    "ATOMIC_GROUP": "an atomic group",
-    "POSSESSIVE_REPEAT": "a possessive repeat",
-}
-
-
-# --- character predicates ------------------------------------------------------------------------
-# A predicate key is (negated, parts); a part is ("r", low, high) or ("s", source, flags): the set
-# of characters a one-character pattern matches, found by scanning every code point with re
-# itself, for what only re knows exactly (Unicode categories, case-insensitive matching).
-
-
-def _predicate_key(op: Any, av: Any, flags: int) -> tuple[bool, tuple[Any, ...]]:
-    scan_flags = flags & (_I | _A)
-    if op is sre.ANY:
-        return (False, (("r", 0, _MAX_CODE),)) if flags & _S else (True, (("r", 10, 10),))
-    if op is sre.LITERAL or op is sre.NOT_LITERAL:
-        negated = op is sre.NOT_LITERAL
-        if flags & _I and _cased(av, flags):
-            return negated, (("s", _escape(av), scan_flags),)
-        return negated, (("r", av, av),)
-    negated = bool(av) and av[0][0] is sre.NEGATE
-    items = av[1:] if negated else av
-    if flags & _I:
-        source = "[" + "".join(_class_source(o, a) for o, a in items) + "]"
-        return negated, (("s", source, scan_flags),)
-    parts: list[Any] = []
-    for item_op, item_av in items:
-        if item_op is sre.LITERAL:
-            parts.append(("r", item_av, item_av))
-        elif item_op is sre.RANGE:
-            parts.append(("r", *item_av))
-        else:
-            parts.append(("s", _class_source(item_op, item_av), flags & _A))
-    return negated, tuple(parts)
-
-
-def _cased(code: int, flags: int) -> bool:
-    return bool(_sre.ascii_iscased(code) if flags & _A else _sre.unicode_iscased(code))
-
-
-def _escape(code: int) -> str:
-    return f"\\U{code:08x}"
-
-
-_CATEGORY_SOURCE = {
-    "CATEGORY_DIGIT": r"\d",
-    "CATEGORY_NOT_DIGIT": r"\D",
-    "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S",
-    "CATEGORY_WORD": r"\w",
-    "CATEGORY_NOT_WORD": r"\W",
-}
-
-
-def _class_source(op: Any, av: Any) -> str:
-    if op is sre.LITERAL:
-        return _escape(av)
-    if op is sre.RANGE:
-        return f"{_escape(av[0])}-{_escape(av[1])}"
-    if op is sre.CATEGORY and str(av) in _CATEGORY_SOURCE:
-        return _CATEGORY_SOURCE[str(av)]
-    raise UnsupportedPattern(f"uses {op} {av} in a character class")  # pragma: no cover
-
-
-def _all_code_points() -> str:
-    """Return every code point, in order, as one string (lone surrogates included)."""
-    codec = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
-    return array.array("I", range(_MAX_CODE + 1)).tobytes().decode(codec, "surrogatepass")
-
-
-# Scanned sets, shared by every pattern: Unicode categories are few, case-insensitive sets many.
-_SCANNED: dict[tuple[str, int], tuple[Interval, ...]] = {}
-_SCANNED_LIMIT = 4_096
-
-
-def _resolve_scans(keys: Iterable[tuple[str, int]]) -> None:
-    missing = [key for key in dict.fromkeys(keys) if key not in _SCANNED]
-    if not missing:
-        return
-    text = _all_code_points()  # 4 MB, built once per batch (65 ms) and then dropped
-    if len(_SCANNED) + len(missing) > _SCANNED_LIMIT:
-        _SCANNED.clear()
-    for source, flags in missing:
-        found = re.finditer(f"(?:{source})+", text, flags)
-        _SCANNED[source, flags] = tuple((m.start(), m.end() - 1) for m in found)
-
-
-def _union(parts: Iterable[Interval]) -> list[Interval]:
-    out: list[Interval] = []
-    for low, high in sorted(parts):
-        if out and low <= out[-1][1] + 1:
-            if high > out[-1][1]:
-                out[-1] = (out[-1][0], high)
-        else:
-            out.append((low, high))
-    return out
-
-
-def _complement(intervals: list[Interval]) -> list[Interval]:
-    out: list[Interval] = []
-    pos = 0
-    for low, high in intervals:
-        if low > pos:
-            out.append((pos, low - 1))
-        pos = high + 1
-    if pos <= _MAX_CODE:
-        out.append((pos, _MAX_CODE))
-    return out
-
-
-def _key_intervals(key: tuple[bool, tuple[Any, ...]]) -> list[Interval]:
-    negated, parts = key
-    spans: list[Interval] = []
-    for part in parts:
-        if part[0] == "r":
-            spans.append((part[1], part[2]))
-        else:
-            spans.extend(_SCANNED[part[1], part[2]])
-    merged = _union(spans)
-    return _complement(merged) if negated else merged
-
-
-_FACT_KEYS: dict[int, tuple[bool, tuple[Any, ...]]] = {
-    _NL: (False, (("r", 10, 10),)),
-    _WORD_U: (False, (("s", r"\w", 0),)),
-    _WORD_A: (False, (("s", r"\w", _A),)),
-}
-
-
-def _partition(auto: _Automaton, facts: int) -> None:
-    """Split the code points into classes on which every predicate and fact is constant."""
-    fact_bits = [bit for bit in (_NL, _WORD_U, _WORD_A) if facts & bit]
-    keys = [*auto.preds, *(_FACT_KEYS[bit] for bit in fact_bits)]
-    _resolve_scans((p[1], p[2]) for _, parts in keys for p in parts if p[0] == "s")
-    sets = [_key_intervals(key) for key in keys]
-    cuts = {0}
-    for intervals in sets:
-        for low, high in intervals:
-            cuts.add(low)
-            cuts.add(high + 1)
-    cuts.discard(_MAX_CODE + 1)
-    starts = sorted(cuts)
-    # A span's signature lists the sets that differ from their default there. A set that covers
-    # most spans (``.``, ``[^a]``) defaults to "member" and is recorded where it is absent, so the
-    # work is the smaller side of each set, never sets x spans.
-    marks: list[list[int]] = [[] for _ in starts]
-    negated: list[bool] = []
-    for index, intervals in enumerate(sets):
-        ranges = [_span_range(starts, low, high) for low, high in intervals]
-        covered = sum(last - first for first, last in ranges)
-        inverted = 2 * covered > len(starts)
-        if inverted:
-            ranges = [_span_range(starts, low, high) for low, high in _complement(intervals)]
-        negated.append(inverted)
-        for first, last in ranges:
-            for span in range(first, last):
-                marks[span].append(index)
-    signature_class: dict[tuple[int, ...], int] = {}
-    classes_of = [signature_class.setdefault(tuple(m), len(signature_class)) for m in marks]
-    marked: list[set[int]] = [set() for _ in sets]
-    for signature, cls in signature_class.items():
-        for index in signature:
-            marked[index].add(cls)
-    npreds = len(auto.preds)
-    class_flags = [0] * len(signature_class)
-    for offset, bit in enumerate(fact_bits):
-        index = npreds + offset
-        for cls in range(len(class_flags)):
-            if (cls in marked[index]) != negated[index]:
-                class_flags[cls] |= bit
-    auto.preds = [(frozenset(marked[i]), negated[i]) for i in range(npreds)]
-    auto.bounds = starts[1:]  # bisect_right(bounds, code) is the span index
-    auto.classes_of = classes_of
-    auto.class_flags = class_flags
-
-
-def _span_range(starts: list[int], low: int, high: int) -> tuple[int, int]:
-    """Return the indexes of the spans (between cuts) that ``[low, high]`` covers."""
-    return bisect.bisect_left(starts, low), bisect.bisect_right(starts, high)
 
 
 # --- the lazy DFA --------------------------------------------------------------------------------

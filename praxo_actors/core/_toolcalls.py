@@ -32,19 +32,31 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from praxo_actors._errors import JSONError, ToolCallError
+from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import (
+    TOOL_CALL_INVALID_JSON,
+    TOOL_CALL_INVALID_NAME,
+    TOOL_CALL_MALFORMED,
+    TOOL_CALL_NOT_FOUND,
+)
+from praxo_actors.core._call_values import (
+    _NAME,
+    _THINK_CLOSE,
+    _THINK_OPEN,
+    MAX_NAME_LENGTH,
+    _arguments,
+    _call_from_object,
+    _canonical,
+    _checked_name,
+    _detached,
+)
 from praxo_actors.core._formats._names import checked_format
-from praxo_actors.core._json import _fence_body, parse_json, try_parse_json
+from praxo_actors.core._json import _fence_body, try_parse_json
 from praxo_actors.models import ToolCall
 
 __all__ = ["MAX_NAME_LENGTH", "parse_tool_call", "parse_tool_calls", "strip_tool_calls"]
 
-#: Longest tool name accepted (the limit common to model providers).
-MAX_NAME_LENGTH = 64
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*")
-
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 # Where a call may begin: a think block, an XML-style tag, a dotted tag, a dotted line.
 _EVENT = re.compile(r"</?think>|<tool_call(?![^\s/>])|<tool\.|^[^\S\n]*tool\.", re.MULTILINE)
 _LINE_CALL = re.compile(r"[^\S\n]*tool\.")
@@ -57,7 +69,6 @@ _BODY_EVENT = re.compile(r'"|</tool(?=_call|\.)')
 _STRING_TAIL = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _CLOSE_TAG = re.compile(r"</tool(?:_call|\.([^\s<>]*))\s*>")
 _LINE_SPLIT = re.compile(r"([^\s{]*)\s*(.*)", re.DOTALL)
-_SPACES = re.compile(r"\s*")
 
 
 class _Found(NamedTuple):
@@ -86,7 +97,7 @@ def parse_tool_calls(text: str, *, format: str | None = None) -> list[ToolCall]:
     if format is not None:
         checked_format(format)
     if not isinstance(text, str):
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"expected str, got {type(text).__name__}")
+        raise ToolCallError(TOOL_CALL_MALFORMED, f"expected str, got {type(text).__name__}")
     if format is not None:
         from praxo_actors.core._formats._registry import parse_named  # first use loads them
 
@@ -112,7 +123,7 @@ def parse_tool_call(text: str, *, format: str | None = None) -> ToolCall:
     """
     calls = parse_tool_calls(text, format=format)
     if not calls:
-        raise ToolCallError("TOOL_CALL_NOT_FOUND", "no tool call in the text")
+        raise ToolCallError(TOOL_CALL_NOT_FOUND, "no tool call in the text")
     return calls[0]
 
 
@@ -154,48 +165,6 @@ def strip_tool_calls(text: str, *, format: str | None = None) -> str:
 
 
 # Canonical JSON ------------------------------------------------------------------------------
-
-
-def _canonical(text: str) -> tuple[int, int, list[ToolCall]] | None:
-    """Read ``text`` as one JSON document; return its span and calls, or None if it is not."""
-    for start in dict.fromkeys((0, _reasoning_end(text))):
-        document = text[start:].strip()
-        if document.startswith("```"):
-            document = _fence_body(document) or ""
-        found, value = try_parse_json(document)
-        if not found:
-            continue
-        return start, len(text), _calls_in_document(value)
-    return None
-
-
-def _reasoning_end(text: str) -> int:
-    """Return where the text after its leading reasoning begins."""
-    pos = _orphan_reasoning_end(text)
-    while True:
-        pos = _SPACES.match(text, pos).end()  # type: ignore[union-attr]
-        if not text.startswith(_THINK_OPEN, pos):
-            return pos
-        close = text.find(_THINK_CLOSE, pos)
-        if close < 0:
-            return len(text)
-        pos = close + len(_THINK_CLOSE)
-
-
-def _calls_in_document(value: Any) -> list[ToolCall]:
-    if isinstance(value, dict) and _is_call_object(value):
-        return [_call_from_object(value)]
-    if isinstance(value, list) and value and all(_is_call_object(item) for item in value):
-        return [_call_from_object(item) for item in value]
-    return []
-
-
-def _is_call_object(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and "name" in value
-        and ("arguments" in value or "parameters" in value)
-    )
 
 
 # Markup --------------------------------------------------------------------------------------
@@ -256,12 +225,6 @@ def _scan(text: str, *, until_error: bool = False) -> list[_Found]:
     return found
 
 
-def _orphan_reasoning_end(text: str) -> int:
-    """Return the end of a ``</think>`` that comes before any ``<think>``, else 0."""
-    close, opening = text.find(_THINK_CLOSE), text.find(_THINK_OPEN)
-    return close + len(_THINK_CLOSE) if close >= 0 and (opening < 0 or close < opening) else 0
-
-
 def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found, int]:
     """Read the tag opened at ``start``; ``pos`` is just past ``<tool_call`` or ``<tool.``."""
     name: str | None = None
@@ -272,12 +235,12 @@ def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found,
     while (attribute := _ATTRIBUTE.match(text, pos)) is not None:
         key = attribute.group(1)
         if key in attributes:
-            return _error(start, attribute.end(), "TOOL_CALL_MALFORMED", f"repeated {key}=")
+            return _error(start, attribute.end(), TOOL_CALL_MALFORMED, f"repeated {key}=")
         attributes[key] = attribute.group(2) if attribute.group(2) is not None else attribute[3]
         pos = attribute.end()
     tag_end = _TAG_END.match(text, pos)
     if tag_end is None:
-        return _error(start, pos, "TOOL_CALL_MALFORMED", "unterminated opening tag")
+        return _error(start, pos, TOOL_CALL_MALFORMED, "unterminated opening tag")
     body_start = end = tag_end.end()
     if tag_end.group(1):
         body = ""
@@ -285,10 +248,10 @@ def _tag_call(text: str, start: int, pos: int, *, dotted: bool) -> tuple[_Found,
         close = _find_close(text, body_start)
         if close is None:
             # An unclosed tag swallows the rest of the text: scanning ends here.
-            return _error(start, len(text), "TOOL_CALL_MALFORMED", "unclosed tag")
+            return _error(start, len(text), TOOL_CALL_MALFORMED, "unclosed tag")
         end = close.end()
         if close.group(1) != name:
-            return _error(start, end, "TOOL_CALL_MALFORMED", f"mismatched {close.group()}")
+            return _error(start, end, TOOL_CALL_MALFORMED, f"mismatched {close.group()}")
         body = text[body_start : close.start()]
     identifier = attributes.get("id")
     if name is None:
@@ -340,7 +303,7 @@ def _line_call(text: str, start: int, pos: int) -> tuple[_Found | None, int]:
     if arguments:
         found, value = try_parse_json(arguments)
         if not found:  # the common failure in hostile text: no exception raised for it
-            return _Found(start, end, ToolCallError("TOOL_CALL_INVALID_JSON", value)), end
+            return _Found(start, end, ToolCallError(TOOL_CALL_INVALID_JSON, value)), end
     else:
         value = {}
     try:
@@ -353,18 +316,6 @@ def _line_call(text: str, start: int, pos: int) -> tuple[_Found | None, int]:
 # Values --------------------------------------------------------------------------------------
 
 
-def _detached(exc: ToolCallError) -> ToolCallError:
-    """Drop what a caught error holds on to, before it is kept in a list of findings.
-
-    Its traceback holds the frames that raised it, and its context the JSONError (with frames
-    of its own): kept for every broken line of a long text, they made the garbage collector walk
-    an ever larger heap, 30 microseconds a line. ``raise`` gives it a fresh traceback.
-    """
-    exc.__traceback__ = None
-    exc.__context__ = None
-    return exc
-
-
 def _error(start: int, end: int, code: str, message: str) -> tuple[_Found, int]:
     return _Found(start, end, ToolCallError(code, message)), end
 
@@ -374,62 +325,18 @@ def _body_value(body: str, *, hermes: bool) -> Any:
     body = body.strip()
     if not body:
         if hermes:
-            raise ToolCallError("TOOL_CALL_INVALID_NAME", "the call has no name")
+            raise ToolCallError(TOOL_CALL_INVALID_NAME, "the call has no name")
         return {}
     if body.startswith("```"):
         body = _fence_body(body) or body
     value = _parse_body(body)
     if hermes and not isinstance(value, dict):
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a JSON object naming the call")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected a JSON object naming the call")
     return value
 
 
 def _parse_body(body: str) -> Any:
     found, value = try_parse_json(body)
     if not found:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
-    return value
-
-
-def _call_from_object(value: dict[str, Any], id_: str | None = None) -> ToolCall:
-    """Build a call from ``{"name": …, "arguments": …, "id"?: …}``."""
-    name = value.get("name")
-    if not isinstance(name, str):
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"name must be a string, got {name!r}")
-    name = _checked_name(name)
-    arguments = _arguments(
-        value["arguments"] if "arguments" in value else value.get("parameters", {})
-    )
-    identifier = value.get("id") if id_ is None else id_
-    if identifier is not None and not isinstance(identifier, str):
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"id must be a string, got {identifier!r}")
-    return ToolCall(name=name, arguments=arguments, id=identifier)
-
-
-def _checked_name(name: str) -> str:
-    if len(name) > MAX_NAME_LENGTH:
-        raise ToolCallError(
-            "TOOL_CALL_INVALID_NAME", f"name longer than {MAX_NAME_LENGTH} characters"
-        )
-    if _NAME.fullmatch(name) is None:
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"invalid tool name {name!r}")
-    return name
-
-
-def _arguments(value: Any) -> dict[str, Any]:
-    """Return the arguments object; a JSON string holding an object is decoded."""
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            value = parse_json(value)
-        except JSONError:
-            raise ToolCallError(
-                "TOOL_CALL_INVALID_ARGUMENTS", "arguments string is not a JSON object"
-            ) from None
-    if not isinstance(value, dict):
-        raise ToolCallError(
-            "TOOL_CALL_INVALID_ARGUMENTS",
-            f"arguments must be an object, got {type(value).__name__}",
-        )
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, value)
     return value

@@ -18,6 +18,12 @@ from typing import Any, NamedTuple, Protocol, Self, runtime_checkable
 import msgspec
 
 from praxo_actors._errors import JSONError, MemoryStoreError, PraxoError
+from praxo_actors.codes import (
+    MEMORY_INVALID_KEY,
+    MEMORY_INVALID_NAMESPACE,
+    MEMORY_INVALID_VALUE,
+    STORE_FAILED,
+)
 from praxo_actors.core import encode_json
 from praxo_actors.memory._item import Item
 
@@ -77,11 +83,11 @@ class _Row(NamedTuple):
 def _check_label(label: object) -> str:
     if not isinstance(label, str) or not label or "\x00" in label:
         raise MemoryStoreError(
-            "MEMORY_INVALID_NAMESPACE",
+            MEMORY_INVALID_NAMESPACE,
             f"namespace labels must be non-empty strings without NUL, got {label!r}",
         )
     if not label.isascii():
-        _check_utf8(label, "MEMORY_INVALID_NAMESPACE")
+        _check_utf8(label, MEMORY_INVALID_NAMESPACE)
     return label
 
 
@@ -101,7 +107,7 @@ def check_prefix(prefix: object) -> Namespace:
     """
     if not isinstance(prefix, tuple | list):
         raise MemoryStoreError(
-            "MEMORY_INVALID_NAMESPACE", f"namespace must be a tuple of str, got {prefix!r}"
+            MEMORY_INVALID_NAMESPACE, f"namespace must be a tuple of str, got {prefix!r}"
         )
     return tuple(_check_label(label) for label in prefix)
 
@@ -114,7 +120,7 @@ def check_namespace(namespace: object) -> Namespace:
     """
     labels = check_prefix(namespace)
     if not labels:
-        raise MemoryStoreError("MEMORY_INVALID_NAMESPACE", "namespace must not be empty")
+        raise MemoryStoreError(MEMORY_INVALID_NAMESPACE, "namespace must not be empty")
     return labels
 
 
@@ -126,10 +132,10 @@ def check_key(key: object) -> str:
     """
     if not isinstance(key, str) or not key or "\x00" in key:
         raise MemoryStoreError(
-            "MEMORY_INVALID_KEY", f"key must be a non-empty string without NUL, got {key!r}"
+            MEMORY_INVALID_KEY, f"key must be a non-empty string without NUL, got {key!r}"
         )
     if not key.isascii():
-        _check_utf8(key, "MEMORY_INVALID_KEY")
+        _check_utf8(key, MEMORY_INVALID_KEY)
     return key
 
 
@@ -141,12 +147,12 @@ def encode_value(value: object) -> str:
     """
     if not isinstance(value, dict):
         raise MemoryStoreError(
-            "MEMORY_INVALID_VALUE", f"value must be a JSON object, got {type(value).__name__}"
+            MEMORY_INVALID_VALUE, f"value must be a JSON object, got {type(value).__name__}"
         )
     try:
         return encode_json(value)
     except JSONError as exc:
-        raise MemoryStoreError("MEMORY_INVALID_VALUE", f"value is not JSON: {exc}") from None
+        raise MemoryStoreError(MEMORY_INVALID_VALUE, f"value is not JSON: {exc}") from None
 
 
 def _check_count(name: str, value: object, minimum: int) -> int:
@@ -189,7 +195,7 @@ def decode_text(namespace: Namespace, key: str, text: str) -> dict[str, Any]:
         return _decode_value(text)
     except (msgspec.DecodeError, TypeError) as exc:
         raise PraxoError(
-            "STORE_FAILED", f"the value stored under {namespace!r}, {key!r} is damaged: {exc}"
+            STORE_FAILED, f"the value stored under {namespace!r}, {key!r} is damaged: {exc}"
         ) from None
 
 

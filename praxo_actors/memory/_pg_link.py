@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import STORE_FAILED
 from praxo_actors.memory._backoff import Backoff
 
 try:
@@ -54,7 +55,7 @@ _SETTLE_WAIT_MS = 5000  # an ending backend rolls back in milliseconds
 
 def failed(exc: BaseException) -> PraxoError:
     """Return the ``STORE_FAILED`` error standing for a psycopg error."""
-    return PraxoError("STORE_FAILED", f"PostgreSQL: {type(exc).__name__}: {exc}")
+    return PraxoError(STORE_FAILED, f"PostgreSQL: {type(exc).__name__}: {exc}")
 
 
 class _Again(Exception):
@@ -147,7 +148,7 @@ class Link:
             if outcome is False:
                 raise _Again("the connection was lost during COMMIT; it was rolled back") from None
             raise PraxoError(
-                "STORE_FAILED",
+                STORE_FAILED,
                 "PostgreSQL: the connection was lost during COMMIT: the transaction may or "
                 f"may not have applied ({exc})",
             ) from None
@@ -184,7 +185,7 @@ class Link:
         wait = self._backoff.remaining()
         if wait > 0:
             raise PraxoError(
-                "STORE_FAILED",
+                STORE_FAILED,
                 f"PostgreSQL is unreachable ({self._backoff.failures} failed attempts to "
                 f"connect); the next attempt is due in {wait:.2f} s",
             )
@@ -193,7 +194,7 @@ class Link:
         except psycopg.Error as exc:
             delay = self._backoff.failed()
             raise PraxoError(
-                "STORE_FAILED",
+                STORE_FAILED,
                 f"cannot connect to PostgreSQL (next attempt in {delay:.2f} s): {exc}",
             ) from None
         self._backoff.succeeded()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from praxo_actors._errors import MemoryStoreError, PraxoError
+from praxo_actors.codes import MEMORY_INVALID_NAMESPACE, STORE_FAILED
 from praxo_actors.memory._backoff import Backoff
 from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
 from praxo_actors.memory._pg_link import Link
@@ -62,7 +63,7 @@ def _decode_ns(blob: bytes) -> Namespace:
     try:
         return tuple(label.decode("utf-8") for label in bytes(blob).split(b"\x00")[:-1])
     except UnicodeDecodeError as exc:  # only a row written past the store could hold this
-        raise PraxoError("STORE_FAILED", f"a stored namespace is not UTF-8: {exc}") from None
+        raise PraxoError(STORE_FAILED, f"a stored namespace is not UTF-8: {exc}") from None
 
 
 class PostgresStore(StoreBase):
@@ -102,7 +103,7 @@ class PostgresStore(StoreBase):
             raise ImportError("PostgresStore needs psycopg: pip install 'praxo-actors[postgres]'")
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
             raise MemoryStoreError(
-                "MEMORY_INVALID_NAMESPACE", f"schema must match [a-z_][a-z0-9_]*, got {schema!r}"
+                MEMORY_INVALID_NAMESPACE, f"schema must match [a-z_][a-z0-9_]*, got {schema!r}"
             )
         if not connect_timeout > 0:
             raise ValueError(f"connect_timeout must be positive, got {connect_timeout!r}")
@@ -298,11 +299,11 @@ def _with_defaults(dsn: str, connect_timeout: float) -> str:
         PraxoError: ``STORE_FAILED`` when ``dsn`` is not a connection string.
     """
     if not isinstance(dsn, str):
-        raise PraxoError("STORE_FAILED", f"dsn must be a str, got {type(dsn).__name__}")
+        raise PraxoError(STORE_FAILED, f"dsn must be a str, got {type(dsn).__name__}")
     try:
         params: dict[str, Any] = _conninfo.conninfo_to_dict(dsn)
     except psycopg.Error as exc:
-        raise PraxoError("STORE_FAILED", f"not a PostgreSQL connection string: {exc}") from None
+        raise PraxoError(STORE_FAILED, f"not a PostgreSQL connection string: {exc}") from None
     for name, value in _CONNECTION_DEFAULTS.items():
         params.setdefault(name, value)
     params.setdefault("connect_timeout", str(max(2, math.ceil(connect_timeout))))

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from praxo_actors._errors import MemoryStoreError, PraxoError
+from praxo_actors.codes import MEMORY_SCHEMA_VERSION, STORE_CORRUPT, STORE_FAILED
 from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
 
 __all__ = ["SQLiteStore"]
@@ -63,7 +64,7 @@ def _corrupt(exc: BaseException) -> bool:
 def _failed(exc: sqlite3.Error | UnicodeDecodeError) -> PraxoError:
     damaged = _corrupt(exc) or isinstance(exc, UnicodeDecodeError)
     what = "the database file is corrupt" if damaged else "the call failed"
-    return PraxoError("STORE_FAILED", f"SQLite: {what}: {type(exc).__name__}: {exc}")
+    return PraxoError(STORE_FAILED, f"SQLite: {what}: {type(exc).__name__}: {exc}")
 
 
 def _guarded(
@@ -150,7 +151,7 @@ class SQLiteStore(StoreBase):
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
-            raise PraxoError("STORE_FAILED", f"cannot open {self.path}: {exc}") from None
+            raise PraxoError(STORE_FAILED, f"cannot open {self.path}: {exc}") from None
         try:
             _open(conn, self.path, synchronous, verify)
         except BaseException:
@@ -301,11 +302,9 @@ def _open(conn: sqlite3.Connection, path: str, synchronous: str, verify: bool) -
     except sqlite3.Error as exc:
         if _corrupt(exc):
             raise PraxoError(
-                "STORE_CORRUPT", f"{path} is not a sound SQLite database: {exc}"
+                STORE_CORRUPT, f"{path} is not a sound SQLite database: {exc}"
             ) from None
-        raise PraxoError(
-            "STORE_FAILED", f"cannot open {path}: {type(exc).__name__}: {exc}"
-        ) from None
+        raise PraxoError(STORE_FAILED, f"cannot open {path}: {type(exc).__name__}: {exc}") from None
 
 
 def _check(conn: sqlite3.Connection, path: str, verify: bool) -> None:
@@ -317,7 +316,7 @@ def _check(conn: sqlite3.Connection, path: str, verify: bool) -> None:
     """
     found = conn.execute("SELECT type FROM sqlite_master WHERE name = ?", (_TABLE,)).fetchone()
     if found is None or found[0] != "table":
-        raise PraxoError("STORE_CORRUPT", f"{path} has the store's version but not its table")
+        raise PraxoError(STORE_CORRUPT, f"{path} has the store's version but not its table")
     if not verify:
         return
     # quick_check reads every page and checks the b-trees (not the indexes against the
@@ -325,7 +324,7 @@ def _check(conn: sqlite3.Connection, path: str, verify: bool) -> None:
     problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
     if problems != ["ok"]:
         found = "; ".join(str(problem).replace("\n", "; ") for problem in problems)
-        raise PraxoError("STORE_CORRUPT", f"{path} is damaged: {found}")
+        raise PraxoError(STORE_CORRUPT, f"{path} is damaged: {found}")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -338,7 +337,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         elif version != SCHEMA_VERSION:
             raise MemoryStoreError(
-                "MEMORY_SCHEMA_VERSION",
+                MEMORY_SCHEMA_VERSION,
                 f"database schema version {version} is not {SCHEMA_VERSION}",
             )
     except BaseException:

@@ -7,6 +7,7 @@ from typing import Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, ToolError
+from praxo_actors.codes import MEMORY_INVALID_ARGUMENTS, MEMORY_INVALID_VALUE, MEMORY_NOT_FOUND
 from praxo_actors.memory._base import Store, check_namespace
 
 __all__ = ["SEARCH_LIMIT_MAX", "memory_tools"]
@@ -42,7 +43,7 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
         if isinstance(value, str):
             value = {"text": value}
         elif not isinstance(value, dict):
-            return ToolError("MEMORY_INVALID_VALUE", "value must be an object or a string")
+            return ToolError(MEMORY_INVALID_VALUE, "value must be an object or a string")
         try:
             store.put(ns, key, value)
         except PraxoError as exc:
@@ -56,7 +57,7 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
         except PraxoError as exc:
             return ToolError(exc.code, exc.message)
         if item is None:
-            return ToolError("MEMORY_NOT_FOUND", f"nothing is remembered under {key!r}")
+            return ToolError(MEMORY_NOT_FOUND, f"nothing is remembered under {key!r}")
         return {"key": item.key, "value": item.value}
 
     def search(args: dict[str, Any]) -> Any:
@@ -64,14 +65,14 @@ def memory_tools(store: Store, namespace: Sequence[str]) -> list[Tool]:
         if isinstance(limit, float) and limit.is_integer():
             limit = int(limit)  # the schema's "integer" admits 5.0, as JSON Schema does
         if not isinstance(query, str):
-            return ToolError("MEMORY_INVALID_ARGUMENTS", "query must be a string")
+            return ToolError(MEMORY_INVALID_ARGUMENTS, "query must be a string")
         if (
             isinstance(limit, bool)
             or not isinstance(limit, int)
             or not 1 <= limit <= SEARCH_LIMIT_MAX
         ):
             return ToolError(
-                "MEMORY_INVALID_ARGUMENTS", f"limit must be an integer from 1 to {SEARCH_LIMIT_MAX}"
+                MEMORY_INVALID_ARGUMENTS, f"limit must be an integer from 1 to {SEARCH_LIMIT_MAX}"
             )
         results: list[dict[str, Any]] = []
         offset = 0

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_TIMEOUT, SESSION_NOT_INTERRUPTED
 from praxo_actors.core import redact_value
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ async def _json_body(request: Any) -> Any:
     try:
         return msgspec.json.decode(raw) if raw else {}
     except (msgspec.DecodeError, RecursionError):  # (RecursionError: nested too deep)
-        raise PraxoError("RUNTIME_INVALID_INPUT", "the body must be JSON") from None
+        raise PraxoError(RUNTIME_INVALID_INPUT, "the body must be JSON") from None
 
 
 async def answer_approval(
@@ -130,11 +131,11 @@ async def answer_approval(
     body = await _json_body(request)
     approved = body.get("approved") if isinstance(body, dict) else None
     if not isinstance(approved, bool):
-        raise PraxoError("RUNTIME_INVALID_INPUT", 'the body must be {"approved": true|false}')
+        raise PraxoError(RUNTIME_INVALID_INPUT, 'the body must be {"approved": true|false}')
     async with (answers or Answers()).one_at_a_time(session_id):
         info = await runtime.ainspect(session_id, timeout=timeout)
         if approval_of(info) is None or info.agent is None:
-            raise PraxoError("SESSION_NOT_INTERRUPTED", f"{session_id!r} waits for no approval")
+            raise AgentError(SESSION_NOT_INTERRUPTED, f"{session_id!r} waits for no approval")
         handle = runtime.session(session_id, agent=info.agent)
         run_id = await _resume(runs, handle, approved, timeout)
     return {"session_id": session_id, "run_id": run_id, "approved": approved}
@@ -169,7 +170,7 @@ async def _resume(runs: RunLog, handle: Any, approved: bool, timeout: float) -> 
     if went_on.is_set():
         return str(future.run_id)
     if not future.done():
-        raise PraxoError("RUNTIME_TIMEOUT", f"the run did not go on within {timeout} s")
+        raise PraxoError(RUNTIME_TIMEOUT, f"the run did not go on within {timeout} s")
     try:
         future.get(timeout=0)
     except PraxoError as exc:

@@ -11,7 +11,8 @@ Routes (relative to where the host mounts the app):
 - ``GET /api/runs`` and ``GET /api/runs/{run_id}`` — recent runs, one run's timeline;
 - ``GET /api/approvals`` — the pending approvals; ``GET /api/series`` — the last 15 minutes;
 - ``POST /api/approvals/{id}``, ``/api/stop/{id}``, ``/api/passivate/{id}`` — actions;
-- ``GET /api/events`` — the event stream as server-sent events (see ``_streams``).
+- ``GET /api/events`` — the event stream as server-sent events (see ``_streams``);
+- ``GET /api/schedules``, ``POST /api/schedules/{id}/cancel`` — schedules (see ``_schedules``).
 
 Every handler awaits the runtime's async forms (or a worker thread), so the app may run on the
 runtime's own loop (``Runtime.open``) as well as beside it. Bad input is answered with status
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import OBSERVER_UNKNOWN_RUN, RUNTIME_INVALID_INPUT
 from praxo_actors.models import Event
 from praxo_actors.observer._latency import Latency
 from praxo_actors.observer._runs import RUN_STATUSES, RunLog
@@ -52,6 +54,7 @@ try:
     from praxo_actors.observer._guard import Guard
     from praxo_actors.observer._memory import MemoryEstimates
     from praxo_actors.observer._responses import error_response, json_response
+    from praxo_actors.observer._schedules import schedule_routes
     from praxo_actors.observer._streams import Streams
 except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installed extras
     raise ModuleNotFoundError(
@@ -104,16 +107,16 @@ def observer_app(
     from praxo_actors.runtime import Runtime
 
     if not isinstance(runtime, Runtime):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "observer_app needs a started Runtime")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "observer_app needs a started Runtime")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "timeout must be a positive number")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "timeout must be a positive number")
     if isinstance(client_buffer, bool) or not isinstance(client_buffer, int) or client_buffer < 1:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "client_buffer must be an int >= 1")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "client_buffer must be an int >= 1")
     hosts = None
     if allowed_hosts is not None:
         hosts = list(allowed_hosts) if not isinstance(allowed_hosts, str) else None
         if hosts is None or not all(isinstance(h, str) and h for h in hosts):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "allowed_hosts must be non-empty strs")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "allowed_hosts must be non-empty strs")
     latency, runs, series = Latency(), RunLog(), Series()
 
     def feed(event: Event) -> None:
@@ -185,7 +188,7 @@ def observer_app(
     async def run_timeline(request: Request) -> Response:
         found = runs.run(request.path_params["run_id"])
         if found is None:
-            error = PraxoError("OBSERVER_UNKNOWN_RUN", "the observer holds no such run")
+            error = PraxoError(OBSERVER_UNKNOWN_RUN, "the observer holds no such run")
             return error_response(error)
         record, events = found
         shown = [_shown(e, redact) for e in events]
@@ -232,6 +235,7 @@ def observer_app(
             Route("/api/passivate/{session_id:path}", stop, methods=["POST"]),
             Route("/api/series", series_view),
             Route("/api/events", streams, methods=["GET"]),
+            *schedule_routes(runtime, redact),
         ],
         exception_handlers={HTTPException: _http_error},
     )
@@ -255,9 +259,9 @@ def _int(request: Request, name: str, default: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"{name} must be an int, got {text!r}") from None
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"{name} must be an int, got {text!r}") from None
     if value < 0:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"{name} must be >= 0, got {value}")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"{name} must be >= 0, got {value}")
     return value
 
 
@@ -267,7 +271,7 @@ def _session_query(request: Request) -> dict[str, Any]:
     query = request.query_params
     sort = query.get("sort") or None
     if sort is not None and sort not in _SORT_KEYS:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"sort must be one of {_SORT_KEYS}")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"sort must be one of {_SORT_KEYS}")
     return {
         "state": query.get("state") or None,
         "limit": _int(request, "limit", 1000),
@@ -304,10 +308,10 @@ def _runs_query(request: Request) -> tuple[str | None, str | None, str | None, i
     query = request.query_params
     status = query.get("status") or None
     if status is not None and status not in RUN_STATUSES:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"status must be one of {RUN_STATUSES}")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"status must be one of {RUN_STATUSES}")
     limit = _int(request, "limit", 100)
     if limit > _RUNS_LIMIT:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"limit must be <= {_RUNS_LIMIT}")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"limit must be <= {_RUNS_LIMIT}")
     return status, query.get("agent") or None, query.get("session") or None, limit
 
 

@@ -20,6 +20,12 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from praxo_actors.codes import (
+    OBSERVER_HOST_REFUSED,
+    OBSERVER_ORIGIN_REFUSED,
+    OBSERVER_TOKEN_REFUSED,
+)
+
 __all__ = ["Guard", "host_allowed"]
 
 Scope = MutableMapping[str, Any]
@@ -105,7 +111,7 @@ class Guard:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
         if not host_allowed(host, scope, self._allowed):
-            await _refuse(421, "OBSERVER_HOST_REFUSED", f"not served for host {host!r}")(
+            await _refuse(421, OBSERVER_HOST_REFUSED, f"not served for host {host!r}")(
                 scope, receive, send
             )
             return
@@ -113,13 +119,13 @@ class Guard:
             origin = headers.get("origin")
             scheme = scope.get("scheme", "http")
             if origin is None or origin.lower() != f"{scheme}://{host}".lower():
-                await _refuse(403, "OBSERVER_ORIGIN_REFUSED", "not from the observer's page")(
+                await _refuse(403, OBSERVER_ORIGIN_REFUSED, "not from the observer's page")(
                     scope, receive, send
                 )
                 return
             token = headers.get("x-praxo-token", "").encode("latin-1")
             if not hmac.compare_digest(token, self._token):
-                await _refuse(403, "OBSERVER_TOKEN_REFUSED", "missing or wrong X-Praxo-Token")(
+                await _refuse(403, OBSERVER_TOKEN_REFUSED, "missing or wrong X-Praxo-Token")(
                     scope, receive, send
                 )
                 return

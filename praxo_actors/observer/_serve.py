@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_TIMEOUT, SERVE_FAILED
 from praxo_actors.observer._app import observer_app
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class ObserverServer:
         import uvicorn
 
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise PraxoError("RUNTIME_INVALID_INPUT", f"port must be 0..65535, got {port!r}")
+            raise PraxoError(RUNTIME_INVALID_INPUT, f"port must be 0..65535, got {port!r}")
         self._app = observer_app(
             runtime,
             client_buffer=client_buffer,
@@ -88,7 +89,7 @@ class ObserverServer:
             self._socket = _listen(host, port)
         except OSError as exc:
             raise PraxoError(
-                "SERVE_FAILED", f"the observer cannot listen on {host}:{port}: {exc}"
+                SERVE_FAILED, f"the observer cannot listen on {host}:{port}: {exc}"
             ) from exc
         self._thread = threading.Thread(target=self._run, name="praxo-observer", daemon=True)
         self._quiet = _QuietCuts(self._thread)
@@ -102,9 +103,9 @@ class ObserverServer:
             tick.wait(0.01)
         if not self._server.started:
             self.stop()
-            raise PraxoError(
-                "RUNTIME_TIMEOUT", f"the observer did not start on {host}:{port}"
-            ) from (self._failed[0] if self._failed else None)
+            raise PraxoError(RUNTIME_TIMEOUT, f"the observer did not start on {host}:{port}") from (
+                self._failed[0] if self._failed else None
+            )
         self.host = host
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://{host}:{self.port}/"

@@ -25,6 +25,7 @@ import msgspec
 
 from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
+from praxo_actors.codes import EVENTS_INVALID_SUBSCRIPTION
 from praxo_actors.core import redact_value
 from praxo_actors.models import Event
 from praxo_actors.observer._responses import error_response
@@ -206,7 +207,7 @@ class Streams:
 
     def _join(self, pattern: str, session_id: str | None) -> tuple[StreamClient, _Fanout | None]:
         if not pattern:
-            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "pattern must be a non-empty str")
+            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "pattern must be a non-empty str")
         client = StreamClient((pattern, session_id), self.client_buffer)
         loop = asyncio.get_running_loop()
         with self._lock:

@@ -41,21 +41,25 @@ def a2a_app(
     """Return an ASGI app that serves ``agent`` to A2A clients (JSON-RPC, ``a2a-sdk``).
 
     A message's context is the session (``runtime.session(context_id, agent)``): the session
-    keeps the conversation, so each message is one run of its text. ``SendMessage`` answers
-    with the task when its run ends (or at once, asked to return immediately);
-    ``SendStreamingMessage`` streams the task's status updates. A task is one run: its
-    metadata's ``praxo.run_id`` is the run's id, and ``GetTask`` and ``CancelTask`` take
-    the run's id as well as the task's. Cancelling the task cancels the run (over a
-    ``ClusterRuntime``, a run in flight cannot be: ``CancelTask`` answers ``TaskNotCancelable``
-    with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or
-    a tool's ``Interrupt`` leaves the task ``input-required`` (the status message carries
-    the interrupt's payload as a data part); the next message of the task answers it (its
-    data part, or its text read as JSON when it is JSON, else the text) and the run goes on;
-    an answer the run refuses (``AGENT_INVALID_RESUME``) leaves the task ``input-required``.
-    A failed run is a ``failed`` task whose status message says the code (and carries it in
-    its metadata's ``praxo.code``); the output of a completed run is the artifact
-    ``output``. The agent card (at ``/.well-known/agent-card.json``) lists the agent's tools
-    as skills (an agent without tools: one skill, the conversation), unless ``card`` is given.
+    keeps the conversation, so each message is one run of its text. ``SendMessage`` answers with
+    the task when its run ends (or at once, asked to return immediately);
+    ``SendStreamingMessage`` streams the task's status updates. A task is one run: its id is the
+    run's id (and so is its metadata's ``praxo.run_id``); on a ``Runtime``, a durable agent's
+    run is in the store before its task is answered. A task the app no longer remembers (past
+    its last 10,000, or answered before the process restarted) is found again from the runtime
+    by ``GetTask``, ``CancelTask``, ``SubscribeToTask`` and the message answering it, as long as
+    the runtime keeps the run's outcome: ``completed``, ``failed`` with its code,
+    ``input-required``, or ``working`` (followed from then on). Cancelling the task cancels the
+    run (over a ``ClusterRuntime``, a run in flight cannot be: ``CancelTask`` answers
+    ``TaskNotCancelable`` with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or a tool's
+    ``Interrupt`` leaves the task ``input-required`` (the status message carries the interrupt's
+    payload as a data part); the next message of the task answers it (its data part, or its text
+    read as JSON when it is JSON, else the text) and the run goes on; an answer the run refuses
+    (``AGENT_INVALID_RESUME``) leaves the task ``input-required``. A failed run is a ``failed``
+    task whose status message says the code (and carries it in its metadata's ``praxo.code``);
+    the output of a completed run is the artifact ``output``. The agent card (at
+    ``/.well-known/agent-card.json``) lists the agent's tools as skills (an agent without tools:
+    one skill, the conversation), unless ``card`` is given.
 
     The app answers the protocol's JSON-RPC itself, as the a2a-sdk's clients expect it (protocol
     1.0; ``SubscribeToTask`` too; listing tasks and push notifications are not served). A

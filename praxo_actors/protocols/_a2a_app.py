@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 from praxo_actors.protocols._a2a_rpc import Endpoint
 from praxo_actors.protocols._a2a_tasks import Runner, Tasks
 from praxo_actors.protocols._http import Door, HostCheck
@@ -61,7 +62,7 @@ def build(
     if card is None:
         card = agent_card(runtime, agent, url)
     elif not isinstance(card, AgentCard):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "card must be an a2a.types.AgentCard")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "card must be an a2a.types.AgentCard")
     else:
         agent_tools(runtime, agent)  # the agent is registered
     tasks = Tasks()

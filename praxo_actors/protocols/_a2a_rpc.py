@@ -18,6 +18,15 @@ from typing import Any, TypeVar
 import msgspec
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import (
+    PROTOCOL_BAD_JSON,
+    PROTOCOL_INVALID_INPUT,
+    PROTOCOL_TASK_NOT_CANCELABLE,
+    PROTOCOL_TASK_NOT_FOUND,
+    PROTOCOL_TOO_LARGE,
+    PROTOCOL_UNSUPPORTED,
+    PROTOCOL_VERSION_NOT_SUPPORTED,
+)
 from praxo_actors.protocols._a2a_tasks import (
     ENDED,
     INPUT_REQUIRED,
@@ -59,19 +68,19 @@ class RpcError(PraxoError):
 
 
 def _bad_json(message: str, rpc: int = -32600, reason: str = "INVALID_REQUEST") -> RpcError:
-    return RpcError("PROTOCOL_BAD_JSON", rpc, reason, message, 400)
+    return RpcError(PROTOCOL_BAD_JSON, rpc, reason, message, 400)
 
 
 def _invalid_params(message: str) -> RpcError:
-    return RpcError("PROTOCOL_INVALID_INPUT", -32602, "INVALID_PARAMS", message, 400)
+    return RpcError(PROTOCOL_INVALID_INPUT, -32602, "INVALID_PARAMS", message, 400)
 
 
 def _unsupported(message: str) -> RpcError:
-    return RpcError("PROTOCOL_UNSUPPORTED", -32004, "UNSUPPORTED_OPERATION", message)
+    return RpcError(PROTOCOL_UNSUPPORTED, -32004, "UNSUPPORTED_OPERATION", message)
 
 
 def _not_found(message: str = "Task not found") -> RpcError:
-    return RpcError("PROTOCOL_TASK_NOT_FOUND", -32001, "TASK_NOT_FOUND", message)
+    return RpcError(PROTOCOL_TASK_NOT_FOUND, -32001, "TASK_NOT_FOUND", message)
 
 
 class Part(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -159,7 +168,7 @@ class Endpoint:
         if method in ("GetTask", "CancelTask", "SubscribeToTask"):
             query = _convert(params, TaskParams)
             _check_version(scope)
-            task = self._tasks.get(query.id)
+            task = await self._find(query.id)
             if task is None:
                 raise _not_found()
             if method == "GetTask":
@@ -168,7 +177,7 @@ class Endpoint:
                 if task.state in TERMINAL:
                     message = f"Task cannot be canceled - current state: {task.state}"
                     raise RpcError(
-                        "PROTOCOL_TASK_NOT_CANCELABLE", -32002, "TASK_NOT_CANCELABLE", message
+                        PROTOCOL_TASK_NOT_CANCELABLE, -32002, "TASK_NOT_CANCELABLE", message
                     )
                 if task.running is not None and self._runner.on_cluster:
                     message = "a run in flight on a cluster cannot be cancelled: it goes on"
@@ -180,9 +189,17 @@ class Endpoint:
             return _Follow(task, first=True)
         if method in _UNSUPPORTED:
             raise _unsupported(f"Method {method} is not supported.")
-        raise RpcError(
-            "PROTOCOL_INVALID_INPUT", -32601, "METHOD_NOT_FOUND", "Method not found", 400
-        )
+        raise RpcError(PROTOCOL_INVALID_INPUT, -32601, "METHOD_NOT_FOUND", "Method not found", 400)
+
+    async def _find(self, task_id: str) -> A2ATask | None:
+        """The task of id ``task_id``: remembered, else found again from the runtime."""
+        task = self._tasks.get(task_id)
+        if task is not None:
+            return task
+        try:
+            return await self._runner.recover(task_id)
+        except PraxoError as exc:
+            raise RpcError(exc.code, -32603, "INTERNAL_ERROR", exc.message) from None
 
     async def _send(self, given: SendParams, streaming: bool) -> Any:
         message = given.message
@@ -190,8 +207,8 @@ class Endpoint:
             raise _invalid_params("message is required")
         config = given.configuration or Configuration()
         if message.task_id:
-            task = self._tasks.get(message.task_id)
-            if task is None or task.id != message.task_id:
+            task = await self._find(message.task_id)
+            if task is None:
                 raise _not_found(f"Task {message.task_id} was specified but does not exist")
             if message.context_id and message.context_id != task.context_id:
                 raise _invalid_params("the message's contextId is not its task's")
@@ -203,11 +220,13 @@ class Endpoint:
             events = _Follow(task, first=False) if streaming else None
             self._runner.resume(task, _answer(message), asked)
         else:
-            task_id, context_id = str(uuid.uuid4()), message.context_id or str(uuid.uuid4())
-            task = A2ATask(task_id, context_id, _message_doc(message, task_id, context_id))
-            self._tasks.add(task)
+            context_id = message.context_id or str(uuid.uuid4())
+            task = await self._runner.start(
+                context_id,
+                _text(message),
+                lambda task_id: _message_doc(message, task_id, context_id),
+            )
             events = _Follow(task, first=True) if streaming else None
-            self._runner.start(task, _text(message))
         if events is not None:
             return events
         running = task.running
@@ -225,6 +244,7 @@ class _Follow:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         task.listeners.append(self._queue)  # now: nothing published from here on is missed
         self._start = {"task": task.doc()} if first else None
+        self._ended = first and task.state in ENDED  # refused before its run: nothing follows
 
     def close(self) -> None:
         """Stop listening (idempotent)."""
@@ -236,6 +256,8 @@ class _Follow:
         try:
             if self._start is not None:
                 yield self._start
+            if self._ended:
+                return
             while True:
                 event = await self._queue.get()
                 yield event
@@ -270,7 +292,7 @@ async def _body(receive: Any) -> bytes | None:
         size += len(chunk)
         if size > MAX_BODY:
             message = f"the body is over {MAX_BODY} bytes"
-            raise RpcError("PROTOCOL_TOO_LARGE", -32600, "INVALID_REQUEST", message, 413)
+            raise RpcError(PROTOCOL_TOO_LARGE, -32600, "INVALID_REQUEST", message, 413)
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -316,7 +338,7 @@ def _check_version(scope: Any) -> None:
         message = (
             f"A2A version '{version}' is not supported by this handler. Expected version '1.0'."
         )
-        raise RpcError("PROTOCOL_VERSION_NOT_SUPPORTED", -32009, "VERSION_NOT_SUPPORTED", message)
+        raise RpcError(PROTOCOL_VERSION_NOT_SUPPORTED, -32009, "VERSION_NOT_SUPPORTED", message)
 
 
 def _error(request_id: Any, exc: RpcError) -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """A2A tasks: each one run of its context's session, kept as the JSON the protocol speaks.
 
+A task's id is its run's id: a task the app no longer remembers (forgotten past
+:data:`MAX_TASKS`, or served before the process restarted) is found again from the runtime,
+which keeps the run's outcome.
+
 A task's documents (the task, its status, its messages and artifacts) are the dicts the
 a2a-sdk's JSON-RPC binding sends (protobuf JSON: camelCase names, enum names as strings),
 built once as the task changes and encoded as they are. Every change is published to the
@@ -11,13 +15,21 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from praxo_actors._errors import PraxoError
-from praxo_actors.protocols._runtimes import on_cluster, outcome
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.codes import AGENT_CALLBACK_EXCEPTION
+from praxo_actors.protocols._runtimes import (
+    cancel_run,
+    journaled,
+    on_cluster,
+    outcome,
+    session_of_run,
+)
 
 if TYPE_CHECKING:
     from praxo_actors.models import RunResult
@@ -26,7 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["ENDED", "MAX_TASKS", "TERMINAL", "A2ATask", "Runner", "Tasks"]
 
 MAX_TASKS = 10_000
-"""Tasks the app remembers (oldest forgotten first), for ``GetTask`` and ``CancelTask``."""
+"""Tasks the app remembers (oldest forgotten first); one forgotten, or never known to this
+process (it restarted), is found again from the runtime by its run's id."""
 
 SUBMITTED = "TASK_STATE_SUBMITTED"
 WORKING = "TASK_STATE_WORKING"
@@ -73,11 +86,11 @@ class A2ATask:
         "status",
     )
 
-    def __init__(self, task_id: str, context_id: str, message: dict[str, Any]) -> None:
+    def __init__(self, task_id: str, context_id: str, message: dict[str, Any] | None) -> None:
         self.id = task_id
         self.context_id = context_id
         self.status: dict[str, Any] = {"state": SUBMITTED}
-        self.history: list[dict[str, Any]] = [message]
+        self.history: list[dict[str, Any]] = [] if message is None else [message]
         self.artifacts: list[dict[str, Any]] = []
         self.metadata: dict[str, Any] = {}
         self.run_id = ""
@@ -154,30 +167,22 @@ class A2ATask:
 
 
 class Tasks:
-    """The tasks the app remembers, by their id and by their run's id (bounded)."""
+    """The tasks the app remembers, by their id (bounded: a task forgotten is found again
+    from the runtime, see :meth:`Runner.recover`)."""
 
     def __init__(self, limit: int = MAX_TASKS) -> None:
         self._limit = limit
         self._by_id: OrderedDict[str, A2ATask] = OrderedDict()
-        self._by_run: dict[str, A2ATask] = {}
 
     def add(self, task: A2ATask) -> None:
         """Remember ``task`` (forgetting the oldest past the limit)."""
         self._by_id[task.id] = task
         while len(self._by_id) > self._limit:
-            _, old = self._by_id.popitem(last=False)
-            if self._by_run.get(old.run_id) is old:
-                del self._by_run[old.run_id]
+            self._by_id.popitem(last=False)
 
-    def ran(self, task: A2ATask, run_id: str) -> None:
-        """Record that ``task`` is run ``run_id``."""
-        task.run_id = run_id
-        if task.id in self._by_id:
-            self._by_run[run_id] = task
-
-    def get(self, some_id: str) -> A2ATask | None:
-        """Return the task of id ``some_id``, or of run ``some_id``."""
-        return self._by_id.get(some_id) or self._by_run.get(some_id)
+    def get(self, task_id: str) -> A2ATask | None:
+        """Return the task of id ``task_id`` (its run's id), if remembered."""
+        return self._by_id.get(task_id)
 
 
 class Runner:
@@ -190,14 +195,42 @@ class Runner:
         self.on_cluster = on_cluster(runtime)
         """Whether the runtime is a cluster's (a run in flight there cannot be cancelled)."""
 
-    def start(self, task: A2ATask, text: str) -> None:
-        """Start the task's run of ``text``."""
-        task.running = asyncio.get_running_loop().create_task(self._execute(task, text, None))
+    async def start(
+        self, context_id: str, text: str, message: Callable[[str], dict[str, Any]]
+    ) -> A2ATask:
+        """Submit the run of ``text`` in the context's session; return its task, remembered:
+        its id is the run's, its first message ``message(task_id)``. A durable agent's run is
+        in the store before this returns (the task outlives the process). A run refused
+        before it is submitted (a context that cannot be a session...) is a failed task of
+        its own id."""
+        step: Callable[[], Awaitable[RunResult]]
+        try:
+            handle = self._runtime.session(context_id, self._agent)  # refuses a bad id
+            if journaled(self._runtime, self._agent):
+                run_id = await handle.asubmit(text)
+                step = lambda: self._submitted(task, handle)  # noqa: E731
+            else:
+                future = handle.run(text)
+                run_id = future.run_id
+                step = lambda: self._first(task, handle, future)  # noqa: E731
+        except PraxoError as exc:
+            task_id = str(uuid.uuid4())
+            task = A2ATask(task_id, context_id, message(task_id))
+            self._tasks.add(task)
+            self._end(task, FAILED, [_text(f"{exc.code}: {exc.message}")], exc.code)
+            return task
+        task = A2ATask(run_id, context_id, message(run_id))
+        task.run_id = run_id
+        self._tasks.add(task)
+        task.running = asyncio.get_running_loop().create_task(self._execute(task, step, None))
+        return task
 
     def resume(self, task: A2ATask, answer: Any, asked: list[Any]) -> None:
         """Resume the task's run, waiting for input, with ``answer`` (``asked``: the data
         parts of the question, asked again if the run refuses the answer)."""
-        task.running = asyncio.get_running_loop().create_task(self._execute(task, answer, asked))
+        task.running = asyncio.get_running_loop().create_task(
+            self._execute(task, lambda: self._resumed(task, answer), asked)
+        )
 
     def cancel(self, task: A2ATask) -> None:
         """Cancel the task (and its run in flight, at once); a run waiting for input stays
@@ -206,36 +239,87 @@ class Runner:
         task.set_status(CANCELED)
         if running is not None and running is not asyncio.current_task():
             running.cancel()
+            if task.run_id:  # also when the awaiting task had not started yet
+                cancel_run(self._runtime, task.run_id)
 
-    async def _execute(self, task: A2ATask, given: Any, asked: list[Any] | None) -> None:
+    async def recover(self, run_id: str) -> A2ATask | None:
+        """Return the task of run ``run_id`` as the runtime knows the run, remembered again
+        (None: no session knows such a run): ``completed`` with its output, ``input-required``
+        with its question, ``failed`` with its code (``canceled`` if it was cancelled), or
+        ``working`` (not waited for: the task follows the run from now on).
+
+        Raises:
+            PraxoError: The look-up's (``RUNTIME_TIMEOUT``, ``RUNTIME_STOPPED``...).
+        """
+        if not run_id or "\x00" in run_id:
+            return None
+        session_id = await session_of_run(self._runtime, run_id)
+        if session_id is None:
+            return None
+        handle = self._runtime.session(session_id, self._agent)
+        task = A2ATask(run_id, session_id, None)
+        task.run_id = run_id
+        task.metadata["praxo.run_id"] = run_id
+        pending = False
         try:
-            handle = self._runtime.session(task.context_id, self._agent)  # refuses a bad id
-            if asked is None:
-                result = await self._run(handle, task, given)
+            self._finish(task, await handle.aresult(run_id, 0))
+        except AgentError as exc:
+            if exc.code == "AGENT_CANCELLED":
+                self._end(task, CANCELED)
             else:
-                task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
-                result = await handle.aresume(given)
+                self._failed(task, exc)
+        except PraxoError as exc:
+            if exc.code == "RUNTIME_UNKNOWN_RUN":
+                return None
+            if exc.code != "RUNTIME_TIMEOUT":
+                raise
+            pending = True
+        known = self._tasks.get(run_id)  # found again meanwhile, by another request
+        if known is not None:
+            return known
+        self._tasks.add(task)
+        if pending:
+            task.set_status(WORKING)
+            task.running = asyncio.get_running_loop().create_task(
+                self._execute(task, lambda: handle.aresult(run_id, None), None)
+            )
+        return task
+
+    async def _first(self, task: A2ATask, handle: SessionHandle, future: Any) -> RunResult:
+        task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
+        # Awaited as ``arun`` awaits its run: a cancellation cancels the run at once.
+        return await outcome(handle, future)
+
+    async def _submitted(self, task: A2ATask, handle: SessionHandle) -> RunResult:
+        task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
+        return await handle.aresult(task.run_id, None)  # cancelled by :meth:`cancel`
+
+    async def _resumed(self, task: A2ATask, answer: Any) -> RunResult:
+        handle = self._runtime.session(task.context_id, self._agent)  # refuses a bad id
+        task.set_status(WORKING, metadata={"praxo.run_id": task.run_id})
+        return await handle.aresume(answer)
+
+    async def _execute(
+        self, task: A2ATask, step: Callable[[], Awaitable[RunResult]], asked: list[Any] | None
+    ) -> None:
+        try:
+            result = await step()
         except PraxoError as exc:
             if asked is not None and exc.code == "AGENT_INVALID_RESUME":
                 # The run still waits: so does the task, saying why.
                 parts = [_text(f"{exc.code}: {exc.message}"), *asked]
                 self._end(task, INPUT_REQUIRED, parts, exc.code)
                 return
-            self._end(task, FAILED, [_text(f"{exc.code}: {exc.message}")], exc.code)
+            self._failed(task, exc)
             return
         except Exception as exc:  # a callback's own exception
             text = f"AGENT_CALLBACK_EXCEPTION: {type(exc).__name__}: {exc}"
-            self._end(task, FAILED, [_text(text)], "AGENT_CALLBACK_EXCEPTION")
+            self._end(task, FAILED, [_text(text)], AGENT_CALLBACK_EXCEPTION)
             return
         self._finish(task, result)
 
-    async def _run(self, handle: SessionHandle, task: A2ATask, text: str) -> RunResult:
-        """Run ``text``; cancelling the awaiting task cancels the run at once."""
-        future = handle.run(text)
-        self._tasks.ran(task, future.run_id)
-        task.set_status(WORKING, metadata={"praxo.run_id": future.run_id})
-        # Awaited as ``arun`` awaits its run: a cancellation cancels the run at once.
-        return await (handle._outcome(future) if not self.on_cluster else outcome(handle, future))
+    def _failed(self, task: A2ATask, exc: PraxoError) -> None:
+        self._end(task, FAILED, [_text(f"{exc.code}: {exc.message}")], exc.code)
 
     def _finish(self, task: A2ATask, result: RunResult) -> None:
         """Publish the task's end: its output and ``completed``, or ``input-required``."""

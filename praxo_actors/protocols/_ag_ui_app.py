@@ -19,6 +19,11 @@ from starlette.routing import Route
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Interrupt, Tool, tool_context
+from praxo_actors.codes import (
+    PROTOCOL_INVALID_INPUT,
+    PROTOCOL_RUN_LOST,
+    PROTOCOL_TOO_MANY_TOOL_SETS,
+)
 from praxo_actors.models import Event
 from praxo_actors.protocols._ag_ui_events import FRONTEND_TOOL, AgUiEvent, Translation
 from praxo_actors.protocols._ag_ui_input import Given
@@ -125,7 +130,7 @@ async def _events(
             if result.status == "completed":
                 yield _sse(translation.feed(_completed(result.run_id, handle.id)), time.time_ns())
                 return
-        lost = translation.fail("PROTOCOL_RUN_LOST", "the run ended without its last event")
+        lost = translation.fail(PROTOCOL_RUN_LOST, "the run ended without its last event")
         yield _sse(lost, time.time_ns())
     except Exception as exc:  # the run's failure; a callback's own exception: its type
         code = exc.code if isinstance(exc, PraxoError) else "AGENT_CALLBACK_EXCEPTION"
@@ -191,7 +196,7 @@ def _handle(runtime: Runtime, agent: str, given: Given, derived: dict[str, str])
         if known is None:
             if len(derived) >= MAX_TOOL_SETS:
                 message = f"more than {MAX_TOOL_SETS} distinct sets of tools"
-                raise Refused(429, "PROTOCOL_TOO_MANY_TOOL_SETS", message)
+                raise Refused(429, PROTOCOL_TOO_MANY_TOOL_SETS, message)
             made = [_frontend_tool(t.name, t.description, t.parameters) for t in tools]
             known = derived[key] = with_tools(runtime, agent, made, key)
         name = known
@@ -203,7 +208,7 @@ def _frontend_tool(name: str, description: str, parameters: Any) -> Tool:
     if parameters is None:
         parameters = {}
     if not isinstance(parameters, dict):
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", f"tool {name!r}: parameters must be an object")
+        raise Refused(422, PROTOCOL_INVALID_INPUT, f"tool {name!r}: parameters must be an object")
 
     def handler(_arguments: dict[str, Any]) -> Interrupt:
         context = tool_context()
@@ -214,7 +219,7 @@ def _frontend_tool(name: str, description: str, parameters: Any) -> Tool:
         return Tool(name, description, parameters, handler, text_results=True)
     except Exception as exc:  # a schema the validator cannot compile
         message = f"tool {name!r}: {type(exc).__name__}: {exc}"
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
+        raise Refused(422, PROTOCOL_INVALID_INPUT, message) from None
 
 
 def _action(given: Given) -> tuple[str, Any]:
@@ -242,7 +247,7 @@ def _action(given: Given) -> tuple[str, Any]:
         texts.append(_text(message.content))
     if not texts:
         raise Refused(
-            422, "PROTOCOL_INVALID_INPUT", "no new user message, tool result or resume to run"
+            422, PROTOCOL_INVALID_INPUT, "no new user message, tool result or resume to run"
         )
     return ("run", "\n\n".join(reversed(texts)))
 
@@ -253,5 +258,5 @@ def _text(content: Any) -> str:
     parts = [getattr(part, "text", None) for part in content or ()]
     texts = [part for part in parts if isinstance(part, str)]
     if not texts:
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", "a message without text")
+        raise Refused(422, PROTOCOL_INVALID_INPUT, "a message without text")
     return "\n".join(texts)

@@ -17,6 +17,7 @@ import msgspec
 import pydantic
 from ag_ui.core import RunAgentInput
 
+from praxo_actors.codes import PROTOCOL_BAD_JSON, PROTOCOL_INVALID_INPUT
 from praxo_actors.protocols._http import Refused
 
 __all__ = ["Given", "given"]
@@ -130,6 +131,6 @@ def given(body: bytes) -> Given:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
             message = f"the body is not JSON: {first['msg']}"
-            raise Refused(400, "PROTOCOL_BAD_JSON", message) from None
+            raise Refused(400, PROTOCOL_BAD_JSON, message) from None
         message = f"not a RunAgentInput: {first['msg']}"
-        raise Refused(422, "PROTOCOL_INVALID_INPUT", message) from None
+        raise Refused(422, PROTOCOL_INVALID_INPUT, message) from None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import AgentOptions, Tool
+from praxo_actors.codes import PROTOCOL_INVALID_INPUT, RUNTIME_UNKNOWN_AGENT
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -57,7 +58,7 @@ def derive(
     factories, per_session, durable = _registry(runtime)
     base = factories.get(agent)
     if base is None:
-        raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+        raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")
     name = _derived_name(agent, key)
     if name in factories:
         return name
@@ -92,7 +93,7 @@ def with_tools(runtime: Runtime, agent: str, tools: Sequence[Tool], key: str) ->
         clash = sorted({t.name for t in own.tools} & {t.name for t in added})
         if clash:
             raise PraxoError(
-                "PROTOCOL_INVALID_INPUT", f"agent {agent!r} has its own tool named {clash[0]!r}"
+                PROTOCOL_INVALID_INPUT, f"agent {agent!r} has its own tool named {clash[0]!r}"
             )
 
     def change(options: AgentOptions) -> AgentOptions:

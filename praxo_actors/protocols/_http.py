@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import PROTOCOL_BAD_JSON, PROTOCOL_HOST_REFUSED, PROTOCOL_TOO_LARGE
 from praxo_actors.observer._guard import host_allowed
 
 __all__ = [
@@ -79,7 +80,7 @@ class HostCheck:
             if seen not in self._accepted:
                 host = raw.decode("latin-1")
                 if not host_allowed(host, scope, self._allowed):
-                    body = error_body("PROTOCOL_HOST_REFUSED", f"not served for host {host!r}")
+                    body = error_body(PROTOCOL_HOST_REFUSED, f"not served for host {host!r}")
                     await JSONResponse(body, status_code=421)(scope, receive, send)
                     return
                 if len(self._accepted) < _ACCEPTED_KEPT:
@@ -127,7 +128,7 @@ async def read_body(receive: Any, limit: int = MAX_BODY) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise Refused(413, "PROTOCOL_TOO_LARGE", f"the body is over {limit} bytes")
+            raise Refused(413, PROTOCOL_TOO_LARGE, f"the body is over {limit} bytes")
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
@@ -146,12 +147,12 @@ async def read_json(request: Request, limit: int = MAX_BODY) -> Any:
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise Refused(413, "PROTOCOL_TOO_LARGE", f"the body is over {limit} bytes")
+            raise Refused(413, PROTOCOL_TOO_LARGE, f"the body is over {limit} bytes")
         chunks.append(chunk)
     try:
         return msgspec.json.decode(b"".join(chunks))
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise Refused(400, "PROTOCOL_BAD_JSON", f"the body is not JSON: {exc}") from None
+        raise Refused(400, PROTOCOL_BAD_JSON, f"the body is not JSON: {exc}") from None
 
 
 class EventStream(StreamingResponse):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 from praxo_actors.protocols._http import CancelOnDisconnect, HostCheck
 from praxo_actors.protocols._registered import agent_tools, registered_agents
 
@@ -105,7 +106,7 @@ def build(
     server = _Server(name, allowed_hosts)
     for agent in names:
         if not isinstance(agent, str) or not _TOOL_NAME.match(agent):
-            raise PraxoError("RUNTIME_INVALID_INPUT", f"{agent!r} cannot be an MCP tool's name")
+            raise PraxoError(RUNTIME_INVALID_INPUT, f"{agent!r} cannot be an MCP tool's name")
         tools = agent_tools(runtime, agent)  # RUNTIME_UNKNOWN_AGENT
         offers = f" Its tools: {', '.join(t.name for t in tools)}." if tools else ""
         description = (

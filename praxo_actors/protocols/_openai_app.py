@@ -17,8 +17,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions, new_run_id
+from praxo_actors.codes import (
+    AGENT_CALLBACK_EXCEPTION,
+    PROTOCOL_INVALID_INPUT,
+    PROTOCOL_RUN_INTERRUPTED,
+)
 from praxo_actors.models import Message, RunResult, ToolCall
 from praxo_actors.protocols._agents import agent_names, derive
 from praxo_actors.protocols._http import EventStream, HostCheck, Refused, read_json
@@ -184,7 +189,7 @@ def _call(doc: Any, where: str) -> ToolCall:
 
 
 def _invalid(message: str, param: str | None) -> Refused:
-    refused = Refused(400, "PROTOCOL_INVALID_INPUT", message)
+    refused = Refused(400, PROTOCOL_INVALID_INPUT, message)
     refused.param = param  # type: ignore[attr-defined]
     return refused
 
@@ -202,7 +207,7 @@ def _on_cluster() -> Refused:
 
 def _interrupted() -> PraxoError:
     return PraxoError(
-        "PROTOCOL_RUN_INTERRUPTED",
+        PROTOCOL_RUN_INTERRUPTED,
         "the run waits for a person (an approval or a tool's question): answer it through the"
         " runtime, then go on",
     )
@@ -212,7 +217,7 @@ def _failure(exc: Exception) -> PraxoError:
     """Return the run's failure as a ``PraxoError`` (a callback's own exception: its type)."""
     if isinstance(exc, PraxoError):
         return exc
-    return PraxoError("AGENT_CALLBACK_EXCEPTION", f"{type(exc).__name__}: {exc}")
+    return AgentError(AGENT_CALLBACK_EXCEPTION, f"{type(exc).__name__}: {exc}")
 
 
 def _error_doc(exc: PraxoError) -> tuple[int, dict[str, Any]]:

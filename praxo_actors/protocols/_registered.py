@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import AgentOptions, Tool
+from praxo_actors.codes import RUNTIME_UNKNOWN_AGENT
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -36,6 +37,6 @@ def agent_tools(runtime: Runtime, agent: str) -> tuple[Tool, ...]:
     """
     factory = _factories(runtime).get(agent)
     if factory is None:
-        raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+        raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")
     options = factory()
     return tuple(options.tools) if isinstance(options, AgentOptions) else ()

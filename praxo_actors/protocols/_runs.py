@@ -14,7 +14,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.codes import AGENT_CALLBACK_EXCEPTION, RUNTIME_TIMEOUT
 from praxo_actors.models import Event
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ async def resumed(
                 item = await asyncio.wait_for(queue.get(), timeout if settled else None)
             except TimeoutError:
                 raise PraxoError(
-                    "RUNTIME_TIMEOUT", "the resumed run's last event did not come"
+                    RUNTIME_TIMEOUT, "the resumed run's last event did not come"
                 ) from None
             except asyncio.CancelledError:
                 future.cancel()
@@ -85,4 +86,4 @@ def _raise_failure(future: Any) -> None:
     except PraxoError:
         raise
     except Exception as exc:
-        raise PraxoError("AGENT_CALLBACK_EXCEPTION", f"{type(exc).__name__}: {exc}") from None
+        raise AgentError(AGENT_CALLBACK_EXCEPTION, f"{type(exc).__name__}: {exc}") from None

@@ -12,6 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from praxo_actors._errors import JSONError, ToolCallError
+from praxo_actors.codes import (
+    TOOL_CALL_INVALID_ARGUMENTS,
+    TOOL_CALL_INVALID_JSON,
+    TOOL_CALL_INVALID_NAME,
+    TOOL_CALL_UNKNOWN_FORMAT,
+)
 from praxo_actors.models import Block, ImageBlock, Message, ModelError, ToolCall
 from praxo_actors.providers._errors import MODEL_BAD_RESPONSE
 
@@ -261,7 +267,7 @@ def decode_arguments(name: str, call_id: str | None, arguments: Any, note: str =
 
     where = f"the server's call {name!r}" + (f" ({call_id})" if call_id else "")
     if not isinstance(name, str) or not name:
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"a server's tool call has no name{note}")
+        raise ToolCallError(TOOL_CALL_INVALID_NAME, f"a server's tool call has no name{note}")
     if isinstance(arguments, str):
         if not arguments.strip():
             arguments = {}  # servers send "" for a call without arguments
@@ -270,14 +276,14 @@ def decode_arguments(name: str, call_id: str | None, arguments: Any, note: str =
                 arguments = parse_json(arguments)
             except JSONError as exc:
                 raise ToolCallError(
-                    "TOOL_CALL_INVALID_JSON",
+                    TOOL_CALL_INVALID_JSON,
                     f"{where} has arguments that are not JSON ({exc.message}){note}",
                 ) from None
     elif arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise ToolCallError(
-            "TOOL_CALL_INVALID_ARGUMENTS",
+            TOOL_CALL_INVALID_ARGUMENTS,
             f"{where} has arguments that are not an object: {type(arguments).__name__}{note}",
         )
     return ToolCall(name, arguments, call_id)
@@ -297,7 +303,7 @@ def check_format(tool_call_format: object) -> None:
     from praxo_actors.core import tool_call_formats
 
     if tool_call_format != "auto" and tool_call_format not in tool_call_formats():
-        raise ToolCallError("TOOL_CALL_UNKNOWN_FORMAT", f"unknown format {tool_call_format!r}")
+        raise ToolCallError(TOOL_CALL_UNKNOWN_FORMAT, f"unknown format {tool_call_format!r}")
 
 
 def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolCall]] | ModelError:

@@ -27,6 +27,7 @@ from praxo_actors.runtime._front._runtime import (
 )
 from praxo_actors.runtime._kernel._clock import RuntimeClock
 from praxo_actors.runtime._kernel._run_future import RunFuture
+from praxo_actors.runtime._schedule._front import Schedule
 from praxo_actors.runtime._session._restore import read_session
 from praxo_actors.runtime._session._session import SessionCrashedError
 
@@ -46,6 +47,7 @@ __all__ = [
     "RuntimeConfig",
     "RuntimeOptions",
     "RuntimeStatistics",
+    "Schedule",
     "Scheduler",
     "SchedulerClosedError",
     "SchedulerStatistics",

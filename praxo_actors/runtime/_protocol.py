@@ -14,6 +14,7 @@ import msgspec
 
 from praxo_actors._errors import ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE
 from praxo_actors.memory._log import Accept, Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import Event, Message, ModelError, Response
 
@@ -23,6 +24,7 @@ __all__ = [
     "CommitRun",
     "Crash",
     "EffectDone",
+    "EffectDoneRaw",
     "FindRun",
     "FlushCheckpoints",
     "GetHistory",
@@ -52,6 +54,7 @@ __all__ = [
     "StartRun",
     "StopRuns",
     "decode",
+    "decode_effect",
     "decode_outcome",
     "encode",
     "encode_outcome",
@@ -151,13 +154,24 @@ Outcome = (
 
 
 class EffectDone(_Msg, frozen=True, tag="effect_done"):
-    """A callback of run ``run_id`` finished; ``outcome`` is its encoded :data:`Outcome`.
+    """A callback of run ``run_id`` finished with ``outcome``.
 
-    The outcome travels in the message itself (a copy, as every message is), encoded apart so
-    that a malformed value from user code (a ``Response`` whose fields have the wrong types)
-    fails only that run when the session decodes it, never the session. The session ignores an
-    outcome whose token is no longer the call it waits for (a cancelled or timed-out call).
+    The outcome travels in the message itself (a copy, as every message is), encoded and
+    decoded with it, once. A malformed value from user code (a ``Response`` whose fields have
+    the wrong types, a value nested too deep) fails only that run, never the session: when the
+    message does not decode, :func:`decode_effect` reads it again with the outcome left
+    encoded (:class:`EffectDoneRaw`), for the session to fail the run with why. The session
+    ignores an outcome whose token is no longer the call it waits for (a cancelled or
+    timed-out call).
     """
+
+    run_id: str
+    token: int
+    outcome: Outcome
+
+
+class EffectDoneRaw(_Msg, frozen=True, tag="effect_done"):
+    """An :class:`EffectDone` read with its outcome left encoded (see :func:`decode_effect`)."""
 
     run_id: str
     token: int
@@ -337,8 +351,21 @@ def decode_outcome(data: bytes | msgspec.Raw) -> Outcome:
     try:
         outcome: Outcome = _outcome_decoder.decode(data)
     except msgspec.DecodeError as exc:
-        raise ProtocolError("PROTOCOL_INVALID_MESSAGE", str(exc)) from None
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, str(exc)) from None
     return outcome
+
+
+_effect_decoder: msgspec.msgpack.Decoder[EffectDoneRaw] = msgspec.msgpack.Decoder(EffectDoneRaw)
+
+
+def decode_effect(data: bytes) -> EffectDoneRaw | None:
+    """Read an :class:`EffectDone` that :func:`decode` refused, its outcome left encoded; None
+    if the message is not one (the outcome, read with :func:`decode_outcome`, says what is
+    wrong with it)."""
+    try:
+        return _effect_decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError, TypeError):  # TypeError: not bytes at all
+        return None
 
 
 def encode(message: RuntimeMessage) -> bytes:
@@ -354,10 +381,10 @@ def decode(data: bytes) -> RuntimeMessage:
     """
     if type(data) is not bytes and not isinstance(data, _BUFFERS):
         raise ProtocolError(
-            "PROTOCOL_INVALID_MESSAGE", f"expected encoded bytes, got {type(data).__name__}"
+            PROTOCOL_INVALID_MESSAGE, f"expected encoded bytes, got {type(data).__name__}"
         )
     try:
         message: RuntimeMessage = _decoder.decode(data)
     except msgspec.DecodeError as exc:
-        raise ProtocolError("PROTOCOL_INVALID_MESSAGE", str(exc)) from None
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, str(exc)) from None
     return message

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 
 __all__ = ["ManualClock", "ManualTimer"]
 
@@ -80,7 +81,7 @@ class ManualClock:
                 a callback that is not callable.
         """
         if not callable(callback):
-            raise PraxoError("RUNTIME_INVALID_INPUT", f"not callable: {callback!r}")
+            raise PraxoError(RUNTIME_INVALID_INPUT, f"not callable: {callback!r}")
         delay_ns = max(0, _to_ns(delay, "delay"))
         with self._lock:
             timer = ManualTimer(self._ns + delay_ns, callback)
@@ -102,7 +103,7 @@ class ManualClock:
         """
         step = _to_ns(seconds, "seconds")
         if step < 0:
-            raise PraxoError("RUNTIME_INVALID_INPUT", f"cannot move a clock back ({seconds!r} s)")
+            raise PraxoError(RUNTIME_INVALID_INPUT, f"cannot move a clock back ({seconds!r} s)")
         with self._lock:
             self._goal += step
         fired = 0
@@ -141,6 +142,6 @@ class ManualClock:
 def _to_ns(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise PraxoError(
-            "RUNTIME_INVALID_INPUT", f"{name} must be a finite number of seconds, not {value!r}"
+            RUNTIME_INVALID_INPUT, f"{name} must be a finite number of seconds, not {value!r}"
         )
     return round(value * 1_000_000_000)

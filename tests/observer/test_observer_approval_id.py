@@ -11,10 +11,10 @@ import httpx
 from _helpers import assert_no_new_threads
 from _observed import TIMEOUT
 from _people import mailer
-from test_observer_api import wait_for
 
 from praxo_actors.observer import ObserverServer
 from praxo_actors.runtime import Runtime
+from praxo_actors.testing._eventually import eventually
 
 
 def test_an_approval_answer_names_the_interrupted_run_the_log_never_saw() -> None:
@@ -36,7 +36,7 @@ def test_an_approval_answer_names_the_interrupted_run_the_log_never_saw() -> Non
             answer = client.post("/api/approvals/s", json={"approved": True}, headers=headers)
             assert answer.status_code == 200, answer.text
             assert answer.json() == {"session_id": "s", "run_id": waiting.run_id, "approved": True}
-        wait_for(lambda: sent == [{"to": "ada@example.com"}], "the approved mail sent")
+        eventually(lambda: sent == [{"to": "ada@example.com"}], what="the approved mail sent")
         assert handle.result(waiting.run_id, timeout=TIMEOUT).status == "completed"
     finally:
         runtime.stop()

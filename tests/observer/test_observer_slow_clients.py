@@ -12,13 +12,14 @@ import httpx
 import pytest
 from _helpers import assert_no_new_threads
 from _observed import TIMEOUT
-from test_observer_api import sse, wait_for
+from test_observer_api import sse
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
 from praxo_actors.observer import ObserverServer, observer_app
 from praxo_actors.runtime import Runtime
 from praxo_actors.testing import EchoModel
+from praxo_actors.testing._eventually import eventually
 
 SLOW = 100  # clients that never read
 BUFFER = 64  # each client's queue, in events (above the 40 events of one batch)
@@ -112,7 +113,7 @@ def test_clients_that_never_read_are_dropped_and_counted(
         reader = Reader(server.url)
         slow = [never_reading(server.port) for _ in range(SLOW)]
         try:
-            wait_for(lambda: streams()["clients"] == SLOW + 1, "every client connected")
+            eventually(lambda: streams()["clients"] == SLOW + 1, what="every client connected")
             for batch in range(BATCHES):
                 futures = [runtime.session(f"s{n}").run(TEXT) for n in range(PER_BATCH)]
                 for future in futures:
@@ -120,7 +121,9 @@ def test_clients_that_never_read_are_dropped_and_counted(
                 # The reader keeps up; the slow clients fall behind.
                 assert reader.wait_completed((batch + 1) * PER_BATCH), reader.completed
                 streams()
-            wait_for(lambda: streams()["clients_dropped"] == SLOW, "every slow client dropped")
+            eventually(
+                lambda: streams()["clients_dropped"] == SLOW, what="every slow client dropped"
+            )
             final = streams()
         finally:
             for sock in slow:
@@ -146,7 +149,7 @@ def test_a_dropped_client_sees_its_stream_closed(served: tuple[Runtime, Observer
                 counters = http.get("/api/state").json()["observer"]
                 return bool(counters["clients_dropped"] == 1)
 
-            wait_for(dropped, "the client dropped")
+            eventually(dropped, what="the client dropped")
         received = b""
         while chunk := sock.recv(65536):  # ends (b"") when the server closes the connection
             received += chunk

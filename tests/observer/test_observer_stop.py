@@ -7,12 +7,12 @@ import threading
 
 import pytest
 from _observed import TIMEOUT, Observed
-from test_observer_api import wait_for
 from test_observer_views import post
 
 from praxo_actors import PraxoError
 from praxo_actors.agent import new_agent_options
 from praxo_actors.models import Request, Response, message_assistant
+from praxo_actors.testing._eventually import eventually
 
 
 class Hanging:
@@ -45,11 +45,11 @@ def test_the_observers_stop_cancels_the_run_in_flight(observed: Observed) -> Non
         rows: list[dict[str, object]] = reply.json()["runs"]
         return rows
 
-    wait_for(lambda: [r["status"] for r in runs()] == ["running"], "the run shown running")
+    eventually(lambda: [r["status"] for r in runs()] == ["running"], what="the run shown running")
     assert post(observed, "/api/stop/h").json() == {"session_id": "h", "stopped": True}
     with pytest.raises(PraxoError) as info:
         future.get(timeout=TIMEOUT)
     assert info.value.code == "AGENT_CANCELLED"
     assert model.cancelled.wait(TIMEOUT)
-    wait_for(lambda: [r["status"] for r in runs()] == ["failed"], "the run shown failed")
+    eventually(lambda: [r["status"] for r in runs()] == ["failed"], what="the run shown failed")
     assert runs()[0]["error_code"] == "AGENT_CANCELLED"

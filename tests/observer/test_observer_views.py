@@ -10,10 +10,10 @@ import httpx
 import pytest
 from _observed import TIMEOUT, Observed
 from _people import RECIPIENT, mailer
-from test_observer_api import wait_for
 
 from praxo_actors.observer import ObserverServer
 from praxo_actors.observer._series import Series
+from praxo_actors.testing._eventually import eventually
 
 
 def token_of(observed: Observed) -> str:
@@ -35,7 +35,7 @@ def test_recent_runs_and_a_runs_timeline(observed: Observed) -> None:
     run's timeline is its events in order."""
     first = observed.run("r1")
     second = observed.run("r2")
-    wait_for(lambda: len(observed.client.get("/api/runs").json()["runs"]) == 2, "two runs")
+    eventually(lambda: len(observed.client.get("/api/runs").json()["runs"]) == 2, what="two runs")
     runs = observed.client.get("/api/runs").json()["runs"]
     assert [r["run_id"] for r in runs] == [second.run_id, first.run_id]
     row = runs[0]
@@ -134,7 +134,9 @@ def test_pending_approvals_are_listed_redacted_and_answered(observed: Observed) 
         result = observed.runtime.session(sid, agent="mailer").run("mail").get(timeout=TIMEOUT)
         assert result.status == "interrupted"
         waiting[sid] = result.run_id
-    wait_for(lambda: len(observed.client.get("/api/approvals").json()["approvals"]) == 2, "2")
+    eventually(
+        lambda: len(observed.client.get("/api/approvals").json()["approvals"]) == 2, what="2"
+    )
     listed = {a["session_id"]: a for a in observed.client.get("/api/approvals").json()["approvals"]}
     assert listed["yes"]["tool"] == "send_mail" and listed["yes"]["agent"] == "mailer"
     assert listed["yes"]["arguments"] == {"to": "[REDACTED_EMAIL]"}
@@ -184,9 +186,9 @@ def test_of_concurrent_answers_to_one_approval_only_the_one_that_took_effect_is_
     assert {reply.json()["error"]["code"] for reply in refused} == {"SESSION_NOT_INTERRUPTED"}
     approved = ok[0].json()["approved"]
     handle = observed.runtime.session("once", agent="mailer")
-    wait_for(
+    eventually(
         lambda: observed.client.get("/api/runs").json()["runs"][0]["status"] == "completed",
-        "the run ended",
+        what="the run ended",
     )
     assert sent == ([{"to": RECIPIENT}] if approved else [])
     assert ("APPROVAL_DENIED" in str(handle.history()[-1].content)) is not approved
@@ -199,7 +201,9 @@ def assert_ended(observed: Observed, sent: list[Any]) -> None:
         runs = observed.client.get("/api/runs").json()["runs"]
         return {r["session_id"]: r["status"] for r in runs}
 
-    wait_for(lambda: statuses() == {"yes": "completed", "no": "completed"}, "both runs ended")
+    eventually(
+        lambda: statuses() == {"yes": "completed", "no": "completed"}, what="both runs ended"
+    )
     yes = observed.runtime.session("yes", agent="mailer").history()[-1].content
     no = observed.runtime.session("no", agent="mailer").history()[-1].content
     assert yes == 'Done: "sent"' and sent == [{"to": RECIPIENT}]
@@ -360,4 +364,4 @@ def test_the_series_endpoint_shows_runs_that_ended(observed: Observed) -> None:
         points = observed.client.get("/api/series").json()["points"]
         return float(sum(p["runs_per_s"] for p in points))
 
-    wait_for(lambda: counted() == 0.2, "two runs in the series")
+    eventually(lambda: counted() == 0.2, what="two runs in the series")

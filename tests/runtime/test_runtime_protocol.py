@@ -14,12 +14,13 @@ from _runtime_helpers import TIMEOUT, contents, echo_agent
 
 from praxo_actors import PraxoError
 from praxo_actors._errors import ProtocolError
-from praxo_actors.agent import ToolError
+from praxo_actors.agent import ToolError, new_agent_options
 from praxo_actors.memory._inbox import Accept, AcceptedRun
 from praxo_actors.memory._log import Commit, JournalAppend, PendingRun, StoredSession
 from praxo_actors.models import (
     Event,
     ModelError,
+    Request,
     Response,
     message_assistant,
     message_user,
@@ -74,7 +75,7 @@ SAMPLES = [
     CancelRun("run-1", hard=True),
     RunDeadline("run-1"),
     StopRuns("AGENT_CANCELLED"),
-    EffectDone("run-1", 7, msgspec.Raw(encode_outcome(Returned({"rows": [1]})))),
+    EffectDone("run-1", 7, Returned({"rows": [1]})),
     Restore(StoredSession('{"format":"praxo.checkpoint"}', 0, ["{}"], 1), min_version=1),
     Restore(None),
     Journaled("run-1", 2),
@@ -242,3 +243,35 @@ def test_runtime_recovers_when_the_bus_crashes(runtime: Start, tmp_path: Path) -
     assert not handle.live
     assert handle.run("b").get(timeout=TIMEOUT).output == "b"
     assert contents(handle.history()) == ["a", "a", "b", "b"]
+
+
+def test_an_effect_done_carries_its_outcome_encoded_once() -> None:
+    """A callback's outcome is encoded with its EffectDone, in one pass, and decoded with it:
+    the decoded message holds the outcome itself, not bytes to decode again."""
+    from praxo_actors.runtime._session._outcome import effect_done
+
+    answer = Response(message_assistant("hi"), {"tokens": 3})
+    message = effect_done("run-1", 7, True, answer)
+    assert isinstance(message, bytes)
+    decoded = decode(message)
+    assert decoded == EffectDone("run-1", 7, ReturnedResponse(answer))
+    assert isinstance(decoded, EffectDone) and decoded.outcome.response == answer
+
+
+def test_an_outcome_that_does_not_decode_fails_its_run_and_the_session_lives_on(
+    runtime: Start,
+) -> None:
+    """A model's answer of the wrong shape (``usage`` not a dict) encodes, but its EffectDone
+    does not decode: the run fails with TypeError, the session goes on with the next run."""
+    answers = iter([Response(message_assistant("bad"), usage="not a dict"), None])  # type: ignore[arg-type]
+
+    async def model(request: Request) -> Response:
+        answer = next(answers)
+        return answer or Response(message_assistant(f"{request.messages[-1].content}!"))
+
+    rt = runtime(agents={"default": lambda: new_agent_options(model)})
+    handle = rt.session("s")
+    with pytest.raises(TypeError, match="malformed value"):
+        handle.run("first").get(timeout=TIMEOUT)
+    assert handle.run("second").get(timeout=TIMEOUT).output == "second!"
+    assert rt.statistics().crashes == 0

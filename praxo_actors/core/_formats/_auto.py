@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.core._call_values import _canonical
 from praxo_actors.core._formats._scan import _CLOSES, _REASONING_PATTERN, REASONING, skip_spaces
-from praxo_actors.core._toolcalls import _canonical
 
 __all__ = ["choose_format"]
 

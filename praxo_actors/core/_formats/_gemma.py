@@ -13,9 +13,10 @@ import re
 from typing import Any
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._scan import Format, Section, Text, call, skip_spaces
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _detached
 
 __all__ = ["FORMATS"]
 
@@ -35,7 +36,7 @@ class _Body:
         self.text, self.pos = text, pos
 
     def fail(self, what: str) -> ToolCallError:
-        return ToolCallError("TOOL_CALL_INVALID_JSON", f"{what} at offset {self.pos}")
+        return ToolCallError(TOOL_CALL_INVALID_JSON, f"{what} at offset {self.pos}")
 
     def peek(self) -> str:
         self.pos = skip_spaces(self.text, self.pos)
@@ -103,7 +104,7 @@ def _read(source: Text, match: re.Match[str]) -> tuple[Section | None, int]:
     text, start = source.text, match.start()
     head = _HEAD.match(text, match.end())
     if head is None:
-        failure = ToolCallError("TOOL_CALL_MALFORMED", "expected call:NAME{")
+        failure = ToolCallError(TOOL_CALL_MALFORMED, "expected call:NAME{")
         return Section(start, len(text), failure), len(text)
     body = _Body(text, head.end())
     try:
@@ -114,7 +115,7 @@ def _read(source: Text, match: re.Match[str]) -> tuple[Section | None, int]:
     if text.startswith(_END, end):
         end += len(_END)
     elif end < len(text):
-        return Section(start, end, ToolCallError("TOOL_CALL_MALFORMED", f"no {_END}")), end
+        return Section(start, end, ToolCallError(TOOL_CALL_MALFORMED, f"no {_END}")), end
     try:
         return Section(start, end, [call(head.group(1), arguments)]), end
     except ToolCallError as exc:

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_INVALID_NAME, TOOL_CALL_MALFORMED
 from praxo_actors.core._formats._scan import (
     Format,
     ObjectReader,
@@ -48,19 +49,19 @@ def _cohere_object(value: dict[str, Any]) -> Any:
     """Read Command R7B's ``{"tool_call_id", "tool_name", "parameters"}``."""
     name = value.get("tool_name")
     if not isinstance(name, str):
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", f"tool_name must be a string, got {name!r}")
+        raise ToolCallError(TOOL_CALL_INVALID_NAME, f"tool_name must be a string, got {name!r}")
     identifier = value.get("tool_call_id")
     if identifier is not None and not isinstance(identifier, str):
         identifier = str(identifier) if isinstance(identifier, int) else None
         if identifier is None:
-            raise ToolCallError("TOOL_CALL_MALFORMED", "tool_call_id must be a string")
+            raise ToolCallError(TOOL_CALL_MALFORMED, "tool_call_id must be a string")
     return call(name, value.get("parameters", {}), identifier)
 
 
 def _apertus_object(value: dict[str, Any]) -> Any:
     """Read Apertus's ``{"name": {…arguments}}``: exactly one key."""
     if len(value) != 1:
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected one {name: arguments} pair")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected one {name: arguments} pair")
     ((name, arguments),) = value.items()
     return call(name, arguments)
 
@@ -73,7 +74,7 @@ def _tag_pair(close: str, read_object: ObjectReader = standard_object) -> Reader
         text = source.text
         found = find_outside_strings(text, match.end(), closer)
         if found is None:
-            return error(match.start(), len(text), "TOOL_CALL_MALFORMED", f"no {close}")
+            return error(match.start(), len(text), TOOL_CALL_MALFORMED, f"no {close}")
         body = text[match.end() : found.start()]
         return attempt(match.start(), found.end(), lambda: json_calls(body, read_object)), (
             found.end()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_UNKNOWN_FORMAT
 
 __all__ = ["AUTO", "FORMAT_NAMES", "checked_format", "tool_call_formats"]
 
@@ -56,6 +57,6 @@ def checked_format(name: object) -> str | None:
     if name is None or (isinstance(name, str) and name in _KNOWN):
         return name
     raise ToolCallError(
-        "TOOL_CALL_UNKNOWN_FORMAT",
+        TOOL_CALL_UNKNOWN_FORMAT,
         f"unknown tool-call format {name!r}; see tool_call_formats() (or use 'auto')",
     )

@@ -20,6 +20,8 @@ import re
 from typing import Any
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _call_from_object, _is_call_object
 from praxo_actors.core._formats._pythonic import python_call
 from praxo_actors.core._formats._scan import (
     Format,
@@ -37,7 +39,6 @@ from praxo_actors.core._formats._scan import (
     skip_spaces,
 )
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _call_from_object, _is_call_object
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS"]
@@ -64,7 +65,7 @@ def _calls_of(value: Any, *, arrays: bool) -> list[ToolCall] | None:
     if not any(marks):
         return None
     if not all(marks):
-        raise ToolCallError("TOOL_CALL_MALFORMED", "an array mixes calls and other values")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "an array mixes calls and other values")
     return [_call_from_object(item) for item in value]
 
 
@@ -75,12 +76,12 @@ def _candidate(source: Text, start: int, *, arrays: bool) -> tuple[Section | Non
     end = source.json.end(start)
     if end is None:
         if looks_like_call or _CUT_CALL.match(text, start) is not None:
-            return error(start, len(text), "TOOL_CALL_INVALID_JSON", "unbalanced brackets")
+            return error(start, len(text), TOOL_CALL_INVALID_JSON, "unbalanced brackets")
         return None, start + 1
     found, value = try_parse_json(text[start:end])
     if not found:
         if looks_like_call:
-            return error(start, end, "TOOL_CALL_INVALID_JSON", value)
+            return error(start, end, TOOL_CALL_INVALID_JSON, value)
         return None, start + 1
     try:
         calls = _calls_of(value, arrays=arrays)
@@ -101,7 +102,7 @@ def _python_tag(source: Text, match: re.Match[str]) -> tuple[Section | None, int
     if builtin is not None:
         end = source.python.end(builtin.end())
         if end is None:
-            return error(start, len(text), "TOOL_CALL_MALFORMED", "unclosed built-in call")
+            return error(start, len(text), TOOL_CALL_MALFORMED, "unclosed built-in call")
         expression = text[pos:end]
         return attempt(start, end, lambda: [python_call(expression, method="call")]), end
     if not text.startswith("{", pos):
@@ -111,7 +112,7 @@ def _python_tag(source: Text, match: re.Match[str]) -> tuple[Section | None, int
         try:
             value, end = read_json_value(source, pos)
             if not isinstance(value, dict):
-                raise ToolCallError("TOOL_CALL_MALFORMED", "expected a call object")
+                raise ToolCallError(TOOL_CALL_MALFORMED, "expected a call object")
             calls.append(_call_from_object(value))
         except ToolCallError as exc:
             failure = exc
@@ -130,7 +131,7 @@ def _function_tag(source: Text, match: re.Match[str]) -> tuple[Section | None, i
     text = source.text
     found = find_outside_strings(text, match.end(), _FUNCTION_CLOSE)
     if found is None:
-        return error(match.start(), len(text), "TOOL_CALL_MALFORMED", "no </function>")
+        return error(match.start(), len(text), TOOL_CALL_MALFORMED, "no </function>")
     name, body = match.group(1).strip(), text[match.end() : found.start()]
     return attempt(match.start(), found.end(), lambda: [call(name, arguments_body(body))]), (
         found.end()
@@ -155,7 +156,7 @@ def _fence(source: Text, match: re.Match[str]) -> tuple[Section | None, int]:
     found, value = try_parse_json(body)
     if not found:
         if _LOOKS_LIKE_CALL.match(body.lstrip()) is not None:
-            return error(match.start(), close.end(), "TOOL_CALL_INVALID_JSON", value)
+            return error(match.start(), close.end(), TOOL_CALL_INVALID_JSON, value)
         return None, close.end()
     try:
         calls = _calls_of(value, arrays=True)
@@ -177,7 +178,7 @@ def _read_xlam(source: Text, match: re.Match[str]) -> tuple[Section | None, int]
     if token == "<tool_call>":
         found = find_outside_strings(text, match.end(), _TOOL_CALL_CLOSE)
         if found is None:
-            return error(match.start(), len(text), "TOOL_CALL_MALFORMED", "no </tool_call>")
+            return error(match.start(), len(text), TOOL_CALL_MALFORMED, "no </tool_call>")
         body = text[match.end() : found.start()]
         return attempt(match.start(), found.end(), lambda: json_calls(body)), found.end()
     if token.startswith("```"):

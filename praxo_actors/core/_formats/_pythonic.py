@@ -21,6 +21,12 @@ import warnings
 from typing import Any
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import (
+    TOOL_CALL_INVALID_ARGUMENTS,
+    TOOL_CALL_INVALID_JSON,
+    TOOL_CALL_INVALID_NAME,
+    TOOL_CALL_MALFORMED,
+)
 from praxo_actors.core._formats._scan import (
     Format,
     Reader,
@@ -51,7 +57,7 @@ def python_calls(source: str) -> list[ToolCall]:
     if not isinstance(tree, ast.List | ast.Tuple) or not all(
         isinstance(item, ast.Call) for item in tree.elts
     ):
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a list of calls")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected a list of calls")
     return [_call(item) for item in tree.elts]  # type: ignore[arg-type]
 
 
@@ -59,11 +65,11 @@ def python_call(source: str, *, method: str | None = None) -> ToolCall:
     """Return the one call ``source`` holds; with ``method``, ``name.method(…)`` names ``name``."""
     tree = _parse(source)
     if not isinstance(tree, ast.Call):
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a call")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected a call")
     if method is not None:
         func = tree.func
         if not (isinstance(func, ast.Attribute) and func.attr == method):
-            raise ToolCallError("TOOL_CALL_MALFORMED", f"expected NAME.{method}(...)")
+            raise ToolCallError(TOOL_CALL_MALFORMED, f"expected NAME.{method}(...)")
         tree = ast.Call(func=func.value, args=tree.args, keywords=tree.keywords)
     return _call(tree)
 
@@ -86,7 +92,7 @@ def _parse(source: str) -> ast.expr:
             warnings.simplefilter("ignore")  # the literal is still read as Python reads it
             return ast.parse(source.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", f"not a Python call list: {exc}") from None
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, f"not a Python call list: {exc}") from None
 
 
 def _dotted(node: ast.expr) -> str:
@@ -94,17 +100,17 @@ def _dotted(node: ast.expr) -> str:
         return node.id
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
-    raise ToolCallError("TOOL_CALL_INVALID_NAME", "a call must name a function")
+    raise ToolCallError(TOOL_CALL_INVALID_NAME, "a call must name a function")
 
 
 def _call(node: ast.Call) -> ToolCall:
     name = _dotted(node.func)
     if node.args:
-        raise ToolCallError("TOOL_CALL_INVALID_ARGUMENTS", f"{name}: positional arguments")
+        raise ToolCallError(TOOL_CALL_INVALID_ARGUMENTS, f"{name}: positional arguments")
     arguments: dict[str, Any] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
-            raise ToolCallError("TOOL_CALL_INVALID_ARGUMENTS", f"{name}: ** arguments")
+            raise ToolCallError(TOOL_CALL_INVALID_ARGUMENTS, f"{name}: ** arguments")
         arguments[keyword.arg] = _literal(keyword.value)
     return call(name, arguments)
 
@@ -124,7 +130,7 @@ def _literal(node: ast.expr) -> Any:
         result = {}
         for key, item in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                raise ToolCallError("TOOL_CALL_INVALID_ARGUMENTS", "dict keys must be strings")
+                raise ToolCallError(TOOL_CALL_INVALID_ARGUMENTS, "dict keys must be strings")
             result[key.value] = _literal(item)
         return result
     elif (
@@ -135,7 +141,7 @@ def _literal(node: ast.expr) -> Any:
     ):
         number = _literal(node.operand)
         return -number if isinstance(node.op, ast.USub) else number
-    raise ToolCallError("TOOL_CALL_INVALID_ARGUMENTS", "arguments must be literals")
+    raise ToolCallError(TOOL_CALL_INVALID_ARGUMENTS, "arguments must be literals")
 
 
 def _wrapped(close: str, *, json_too: bool) -> Reader:
@@ -145,7 +151,7 @@ def _wrapped(close: str, *, json_too: bool) -> Reader:
         text = source.text
         found = find_outside_strings(text, match.end(), closer, python=True)
         if found is None:
-            return error(match.start(), len(text), "TOOL_CALL_MALFORMED", f"no {close}")
+            return error(match.start(), len(text), TOOL_CALL_MALFORMED, f"no {close}")
         body = text[match.end() : found.start()]
         head = body.lstrip()[:2].replace(" ", "")
         if json_too and (head.startswith("{") or head == "[{"):
@@ -163,7 +169,7 @@ def _read_bare(source: Text, match: re.Match[str]) -> tuple[Section | None, int]
         return None, match.end()  # inside a line of prose
     end = source.python.end(start)
     if end is None:
-        return error(start, len(source.text), "TOOL_CALL_MALFORMED", "unclosed call list")
+        return error(start, len(source.text), TOOL_CALL_MALFORMED, "unclosed call list")
     body = source.text[start:end]
     return attempt(start, end, lambda: python_calls(body)), end
 

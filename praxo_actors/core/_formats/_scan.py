@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_INVALID_JSON, TOOL_CALL_INVALID_NAME, TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _arguments, _call_from_object, _checked_name, _detached
 from praxo_actors.core._json import _fence_body, try_parse_json
-from praxo_actors.core._toolcalls import _arguments, _call_from_object, _checked_name, _detached
 from praxo_actors.models import ToolCall
 
 __all__ = [
@@ -149,7 +150,7 @@ class Spans:
     def _charge(self, cost: int) -> None:
         self._budget -= cost
         if self._budget < 0:
-            raise ToolCallError("TOOL_CALL_MALFORMED", "too many unbalanced brackets to scan")
+            raise ToolCallError(TOOL_CALL_MALFORMED, "too many unbalanced brackets to scan")
 
 
 class Text:
@@ -295,7 +296,7 @@ def parse_json_body(body: str) -> Any:
         body = _fence_body(body) or body
     found, value = try_parse_json(body)
     if not found:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, value)
     return value
 
 
@@ -322,7 +323,7 @@ def json_calls(body: str, read_object: ObjectReader = standard_object) -> list[T
     """
     stripped = body.strip()
     if not stripped:
-        raise ToolCallError("TOOL_CALL_INVALID_NAME", "the call has no name")
+        raise ToolCallError(TOOL_CALL_INVALID_NAME, "the call has no name")
     if stripped.startswith("```"):
         stripped = _fence_body(stripped) or stripped
     found, value = try_parse_json(stripped)
@@ -339,7 +340,7 @@ def calls_in_value(value: Any, read_object: ObjectReader = standard_object) -> l
         return [read_object(value)]
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
         return [read_object(item) for item in value]
-    raise ToolCallError("TOOL_CALL_MALFORMED", "expected a JSON object or array naming calls")
+    raise ToolCallError(TOOL_CALL_MALFORMED, "expected a JSON object or array naming calls")
 
 
 def _json_values(body: str) -> list[Any]:
@@ -348,13 +349,13 @@ def _json_values(body: str) -> list[Any]:
     values, pos = [], skip_spaces(body, 0)
     while pos < len(body):
         if body[pos] not in "{[":
-            raise ToolCallError("TOOL_CALL_INVALID_JSON", f"unexpected {body[pos]!r} in the body")
+            raise ToolCallError(TOOL_CALL_INVALID_JSON, f"unexpected {body[pos]!r} in the body")
         end = spans.end(pos)
         if end is None:
-            raise ToolCallError("TOOL_CALL_INVALID_JSON", "unbalanced brackets in the body")
+            raise ToolCallError(TOOL_CALL_INVALID_JSON, "unbalanced brackets in the body")
         found, value = try_parse_json(body[pos:end])
         if not found:
-            raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
+            raise ToolCallError(TOOL_CALL_INVALID_JSON, value)
         values.append(value)
         pos = skip_spaces(body, end)
     return values
@@ -370,13 +371,13 @@ def read_json_value(source: Text, pos: int) -> tuple[Any, int]:
     text = source.text
     pos = skip_spaces(text, pos)
     if pos >= len(text) or text[pos] not in "{[":
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected a JSON object or array")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected a JSON object or array")
     end = source.json.end(pos)
     if end is None:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", "unbalanced brackets")
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, "unbalanced brackets")
     found, value = try_parse_json(text[pos:end])
     if not found:
-        raise ToolCallError("TOOL_CALL_INVALID_JSON", value)
+        raise ToolCallError(TOOL_CALL_INVALID_JSON, value)
     return value, end
 
 

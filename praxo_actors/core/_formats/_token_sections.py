@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._scan import (
     Format,
     Section,
@@ -35,7 +37,6 @@ from praxo_actors.core._formats._scan import (
     read_json_value,
     skip_spaces,
 )
-from praxo_actors.core._toolcalls import _detached
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS"]
@@ -59,10 +60,10 @@ def _section(
                 pos += len(end)
                 break
             if not text.startswith(call_begin, pos):
-                return error(start, len(text), "TOOL_CALL_MALFORMED", f"expected {call_begin}")
+                return error(start, len(text), TOOL_CALL_MALFORMED, f"expected {call_begin}")
             found = find_outside_strings(text, pos + len(call_begin), closer)
             if found is None:
-                return error(start, len(text), "TOOL_CALL_MALFORMED", f"no {call_end}")
+                return error(start, len(text), TOOL_CALL_MALFORMED, f"no {call_end}")
             if failure is None:
                 try:
                     calls.append(read_call(text[pos + len(call_begin) : found.start()]))
@@ -80,7 +81,7 @@ _SEP = "<｜tool▁sep｜>"
 def _deepseek_v3_call(inner: str) -> ToolCall:
     kind, sep, rest = inner.partition(_SEP)
     if not sep or kind.strip() != "function":
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"expected function{_SEP}NAME")
+        raise ToolCallError(TOOL_CALL_MALFORMED, f"expected function{_SEP}NAME")
     name, _, arguments = rest.partition("\n")
     return call(name.strip(), arguments_body(arguments))
 
@@ -88,14 +89,14 @@ def _deepseek_v3_call(inner: str) -> ToolCall:
 def _deepseek_v31_call(inner: str) -> ToolCall:
     name, sep, arguments = inner.partition(_SEP)
     if not sep:
-        raise ToolCallError("TOOL_CALL_MALFORMED", f"expected NAME{_SEP}")
+        raise ToolCallError(TOOL_CALL_MALFORMED, f"expected NAME{_SEP}")
     return call(name.strip(), arguments_body(arguments))
 
 
 def _kimi_call(inner: str) -> ToolCall:
     head, sep, arguments = inner.partition("<|tool_call_argument_begin|>")
     if not sep:
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected <|tool_call_argument_begin|>")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected <|tool_call_argument_begin|>")
     identifier = head.strip()
     name, colon, index = identifier.rpartition(":")
     if not colon or not index.isdigit():
@@ -134,7 +135,7 @@ def _read_mistral(source: Text, match: re.Match[str]) -> tuple[Section | None, i
         return attempt(start, end, lambda: calls_in_value(value)), end
     head = _MISTRAL_HEAD.match(text, pos)
     if head is None:
-        return error(start, len(text), "TOOL_CALL_MALFORMED", "expected a name after [TOOL_CALLS]")
+        return error(start, len(text), TOOL_CALL_MALFORMED, "expected a name after [TOOL_CALLS]")
     name, identifier = head.group(1), head.group(2)
     try:
         arguments, end = read_json_value(source, head.end())

@@ -29,10 +29,11 @@ from collections.abc import Callable
 from typing import Any
 
 from praxo_actors._errors import ToolCallError
+from praxo_actors.codes import TOOL_CALL_MALFORMED
+from praxo_actors.core._call_values import _detached
 from praxo_actors.core._formats._pythonic import python_literal
 from praxo_actors.core._formats._scan import Format, Reader, Section, Text, call, skip_spaces
 from praxo_actors.core._json import try_parse_json
-from praxo_actors.core._toolcalls import _detached
 from praxo_actors.models import ToolCall
 
 __all__ = ["FORMATS", "LAYOUT_NEWLINES", "NO_NEWLINES", "PAIRED_NEWLINES", "raw_value"]
@@ -102,7 +103,7 @@ class _Reader:
 
     def expect(self, literal: str) -> None:
         if not self.at(literal):
-            raise ToolCallError("TOOL_CALL_MALFORMED", f"expected {literal}")
+            raise ToolCallError(TOOL_CALL_MALFORMED, f"expected {literal}")
 
     def tag(self, pattern: re.Pattern[str]) -> str | None:
         """Skip spaces; consume an opening tag matching ``pattern``; return its first group."""
@@ -117,7 +118,7 @@ class _Reader:
         """Return the raw text up to ``closing`` and consume both."""
         end = self.text.find(closing, self.pos)
         if end < 0:
-            raise ToolCallError("TOOL_CALL_MALFORMED", f"no {closing}")
+            raise ToolCallError(TOOL_CALL_MALFORMED, f"no {closing}")
         value = self.text[self.pos : end]
         self.pos = end + len(closing)
         return value
@@ -138,7 +139,7 @@ def _pairs(
 def _key(key: str) -> str:
     key = key.strip()
     if not key:
-        raise ToolCallError("TOOL_CALL_MALFORMED", "a parameter has no name")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "a parameter has no name")
     return key
 
 
@@ -150,7 +151,7 @@ def _functions(reader: _Reader, close: str, value: ValueReader) -> list[ToolCall
         reader.expect("</function>")
         calls.append(call(name.strip(), arguments))
     if not calls:
-        raise ToolCallError("TOOL_CALL_MALFORMED", "expected <function=NAME>")
+        raise ToolCallError(TOOL_CALL_MALFORMED, "expected <function=NAME>")
     reader.expect(close)
     return calls
 
@@ -162,7 +163,7 @@ def _invokes(reader: _Reader) -> list[ToolCall]:
         reader.expect("</invoke>")
         calls.append(call(name.strip(), arguments))
     if not calls:
-        raise ToolCallError("TOOL_CALL_MALFORMED", 'expected <invoke name="NAME">')
+        raise ToolCallError(TOOL_CALL_MALFORMED, 'expected <invoke name="NAME">')
     reader.expect("</minimax:tool_call>")
     return calls
 

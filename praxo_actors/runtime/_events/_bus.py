@@ -6,7 +6,8 @@ from typing import Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import ProtocolError
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE
 from praxo_actors.runtime._events._router import EventRouter
 from praxo_actors.runtime._protocol import Publish, decode
 
@@ -30,6 +31,6 @@ class EventBus(pykka.ThreadingActor):
         """Route a :class:`Publish` message (encoded bytes)."""
         decoded = decode(message)
         if not isinstance(decoded, Publish):
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"event bus got {type(decoded).__name__}")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, f"event bus got {type(decoded).__name__}")
         self.router.route(decoded.events)
         return None

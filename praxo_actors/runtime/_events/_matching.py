@@ -11,6 +11,7 @@ from typing import Any
 import pykka
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import EVENTS_INVALID_SUBSCRIPTION
 from praxo_actors.models import Event
 
 __all__ = ["EventFilter", "check_subscription"]
@@ -47,14 +48,12 @@ def check_subscription(target: object, pattern: object, session_id: object, buff
         PraxoError: ``EVENTS_INVALID_SUBSCRIPTION``.
     """
     if not (callable(target) or isinstance(target, pykka.ActorRef)):
-        raise PraxoError(
-            "EVENTS_INVALID_SUBSCRIPTION", "subscriber must be callable or an ActorRef"
-        )
+        raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "subscriber must be callable or an ActorRef")
     if not isinstance(pattern, str) or not pattern:
-        raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "pattern must be a non-empty str")
+        raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "pattern must be a non-empty str")
     if session_id is not None and not isinstance(session_id, str):
-        raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "session_id must be a str or None")
+        raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "session_id must be a str or None")
     if isinstance(buffer, bool) or not isinstance(buffer, int):
-        raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int")
+        raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "buffer must be an int")
     if buffer < 1:
-        raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be at least 1")
+        raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "buffer must be at least 1")

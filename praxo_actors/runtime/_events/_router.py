@@ -14,8 +14,9 @@ from typing import Any
 import msgspec
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError
 from praxo_actors._log import get_logger
+from praxo_actors.codes import RUNTIME_STOPPED
 from praxo_actors.models import Event
 from praxo_actors.runtime._events._delivery import DeliveryPool
 from praxo_actors.runtime._events._matching import check_subscription
@@ -86,7 +87,7 @@ class EventRouter:
         check_subscription(target, pattern, session_id, buffer)
         sub = Subscription(self, target, pattern, session_id, buffer)
         if not self._table.add(sub):
-            raise PraxoError("RUNTIME_STOPPED", "the event bus is closed")
+            raise AgentError(RUNTIME_STOPPED, "the event bus is closed")
         return sub
 
     def remove(self, sub: Subscription) -> bool:

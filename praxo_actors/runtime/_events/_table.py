@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_BLOCKING_CALL, RUNTIME_TIMEOUT
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._events._subscription import Subscription
@@ -134,7 +135,7 @@ class SubscriptionTable:
             # removal is applied after the change under way, and its caller told False.
             if not isinstance(change, _Remove):
                 raise PraxoError(
-                    "RUNTIME_BLOCKING_CALL", "the event table's own thread cannot wait on it"
+                    RUNTIME_BLOCKING_CALL, "the event table's own thread cannot wait on it"
                 )
             self._inbox.put(request)
             return False
@@ -145,7 +146,7 @@ class SubscriptionTable:
             return _refused(change)
         if not request.done.wait(self._timeout):
             raise PraxoError(
-                "RUNTIME_TIMEOUT",
+                RUNTIME_TIMEOUT,
                 f"the event bus's subscription table did not answer within {self._timeout} s",
             )
         if request.error is not None:

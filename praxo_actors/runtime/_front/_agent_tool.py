@@ -20,6 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.agent import Tool, ToolError, tool_context
+from praxo_actors.codes import (
+    AGENT_CYCLE,
+    AGENT_DEPTH,
+    AGENT_TOOL_CONTEXT,
+    RUNTIME_INVALID_INPUT,
+    TOOL_CALL_INVALID_ARGUMENTS,
+)
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._kernel._host import current_host
 from praxo_actors.runtime._session._calls import call_chain
@@ -80,28 +87,28 @@ def agent_tool(
     """
     tool_name = agent if name is None else name
     if not isinstance(agent, str) or not agent or not isinstance(tool_name, str) or not tool_name:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "agent and name must be non-empty strs")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "agent and name must be non-empty strs")
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "max_depth must be an int >= 1")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "max_depth must be an int >= 1")
     try:
         session.format(session_id="s", name=tool_name, call_id="c")
     except (AttributeError, KeyError, IndexError, ValueError) as exc:
         raise PraxoError(
-            "RUNTIME_INVALID_INPUT", f"session template {session!r} is not usable: {exc!r}"
+            RUNTIME_INVALID_INPUT, f"session template {session!r} is not usable: {exc!r}"
         ) from None
 
     async def call(arguments: dict[str, Any]) -> str | ToolError:
         context = tool_context()
         runtime = None if context is None else _owner()
         if context is None or runtime is None:
-            return ToolError("AGENT_TOOL_CONTEXT", "an agent tool runs only under a Runtime")
+            return ToolError(AGENT_TOOL_CONTEXT, "an agent tool runs only under a Runtime")
         text = arguments.get("input")
         if not isinstance(text, str):
-            return ToolError("TOOL_CALL_INVALID_ARGUMENTS", "input: expected a string")
+            return ToolError(TOOL_CALL_INVALID_ARGUMENTS, "input: expected a string")
         depths = _depths[runtime]
         depth = depths.get(context.run_id, 0) + 1
         if depth > max_depth:
-            return ToolError("AGENT_DEPTH", f"agent tools nest at most {max_depth} deep")
+            return ToolError(AGENT_DEPTH, f"agent tools nest at most {max_depth} deep")
         child = session.format(
             session_id=context.session_id,
             name=tool_name,
@@ -112,7 +119,7 @@ def agent_tool(
         chain = (*call_chain(), context.session_id)
         if child in chain:
             path = " -> ".join((*chain, child))
-            return ToolError("AGENT_CYCLE", f"session {child!r} waits for this call: {path}")
+            return ToolError(AGENT_CYCLE, f"session {child!r} waits for this call: {path}")
         return await _run_child(runtime, context, agent, child, text, depth, chain)
 
     about = description or f"Ask the {agent!r} agent; it answers with its reply."

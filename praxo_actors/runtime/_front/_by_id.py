@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import PraxoError, ProtocolError
 from praxo_actors.actors import check_not_blocking
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE, RUNTIME_TIMEOUT, RUNTIME_UNKNOWN_RUN
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._handle import SessionHandle
 from praxo_actors.runtime._front._results import check_result_args, run_result
@@ -39,13 +40,11 @@ def result_by_id(runtime: Runtime, kernel: Kernel, run_id: str, timeout: float |
             return pending.get(timeout=timeout)
         reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
     except pykka.Timeout:
-        raise PraxoError(
-            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
-        ) from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no result for {run_id!r} within {timeout} s") from None
     if not isinstance(reply, RunFound):
-        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
     if reply.session_id is None:
-        raise PraxoError("RUNTIME_UNKNOWN_RUN", f"no session knows a run {run_id!r}")
+        raise PraxoError(RUNTIME_UNKNOWN_RUN, f"no session knows a run {run_id!r}")
     # The agent is the one each kept result names (a handle's agent only types results that
     # name none: here, none).
     handle = SessionHandle(runtime, kernel, reply.session_id, "")

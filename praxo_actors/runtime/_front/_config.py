@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_CONFIG
 from praxo_actors.core import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.runtime._kernel._clock import RuntimeClock
 from praxo_actors.runtime._kernel._waits import MAX_SECONDS
@@ -169,7 +170,7 @@ def config_from(config: RuntimeConfig | None, options: RuntimeOptions) -> Runtim
 
 
 def _bad(message: str) -> PraxoError:
-    return PraxoError("RUNTIME_INVALID_CONFIG", message)
+    return PraxoError(RUNTIME_INVALID_CONFIG, message)
 
 
 def _is_number(value: object) -> bool:

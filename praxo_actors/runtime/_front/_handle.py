@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError, ProtocolError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import capture
+from praxo_actors.codes import (
+    EVENTS_INVALID_SUBSCRIPTION,
+    PROTOCOL_INVALID_MESSAGE,
+    RUNTIME_INVALID_INPUT,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+)
 from praxo_actors.models import Message, RunResult
 from praxo_actors.runtime._events._stream import RunStream
 from praxo_actors.runtime._front import _submit
@@ -35,6 +43,8 @@ from praxo_actors.runtime._protocol import (
     decode,
     encode,
 )
+from praxo_actors.runtime._schedule import _front as _sched_front
+from praxo_actors.runtime._schedule._front import Schedule
 from praxo_actors.runtime._session._restore import revive
 
 if TYPE_CHECKING:
@@ -101,7 +111,7 @@ class SessionHandle:
             PraxoError: ``RUNTIME_INVALID_INPUT`` for a non-str input or a bad deadline.
         """
         if not isinstance(input, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "input must be a str")
         check_text(input, "input")
         return self._submit(new_run_id(), input, deadline, None)
 
@@ -116,17 +126,22 @@ class SessionHandle:
         chain: tuple[str, ...] = (),
     ) -> RunFuture:
         kernel = self._kernel
-        deadline_ns = deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        deadline_ns = (
+            None if deadline is None else deadline_in_ns(deadline, kernel.clock.monotonic_ns)
+        )
         capture(run_id)  # the caller's span, the run's parent
         future = RunFuture(run_id, self.id, kernel.request_cancel)
-        args = (future, self._agent_for_run(), input, deadline_ns, resume, journal, parent, chain)
-        return self._post(future, kernel.submit, *args)
+        agent = "" if self._agent is None else self._agent  # "": the session's last agent
+        args = (future, agent, input, deadline_ns, resume, journal, parent, chain)
+        if not kernel.post_now(kernel.submit, *args):
+            fail(future, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
+        return future
 
     def _post(self, future: RunFuture, fn: Callable[..., None], *args: Any) -> RunFuture:
         """Post ``fn(*args)`` to the kernel, which settles ``future`` (failed at once if the
         runtime's loop has closed; a stopping kernel refuses it with ``RUNTIME_STOPPED``)."""
         if not self._kernel.post_now(fn, *args):
-            fail(future, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(future, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
         return future
 
     def resume(
@@ -200,7 +215,13 @@ class SessionHandle:
         Raises:
             PraxoError: As :meth:`run` and its future.
         """
-        return await self._outcome(self.run(input, deadline))
+        future = self.run(input, deadline)
+        try:  # as :meth:`_outcome` (inline: one coroutine per run, not two)
+            return await future
+        except asyncio.CancelledError:
+            if not future.done():
+                self._kernel.post(self._kernel.cancel, future.run_id, True)
+            raise
 
     async def _outcome(self, future: RunFuture) -> RunResult:
         """Await a run's future; cancelling the awaiting task cancels the run at once."""
@@ -232,7 +253,7 @@ class SessionHandle:
                         return messages
             document = self._store_ask().get(timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
         return self._from_checkpoint(document)
 
     async def ahistory(self, timeout: float = 5.0) -> list[Message]:
@@ -252,7 +273,7 @@ class SessionHandle:
                             return messages
                 document = await self._store_ask()
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"no history within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
         return self._from_checkpoint(document)
 
     def _ready(self) -> MNFuture[pykka.ActorRef[Any] | None]:
@@ -260,7 +281,7 @@ class SessionHandle:
         kernel = self._kernel
         ready: MNFuture[pykka.ActorRef[Any] | None] = MNFuture()
         if not kernel.post(kernel.when_ready, self.id, ready.set):
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
         return ready
 
     def _store_ask(self) -> pykka.Future[Any]:
@@ -270,7 +291,7 @@ class SessionHandle:
     def _from_checkpoint(self, reply: Any) -> list[Message]:
         decoded = decode(reply)
         if not isinstance(decoded, Sessions):
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
         host = self._kernel.host
         session, _ = revive(decoded.states[0], self.id, host.allowed_types, host.key)
         return session.messages
@@ -326,11 +347,11 @@ class SessionHandle:
                 return False
             ref = self._kernel.call(how, self.id, timeout=timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session not ready within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"session not ready within {timeout} s") from None
         if ref is None:
             return False
         if not ref.actor_stopped.wait(timeout):
-            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
         return True
 
     async def _astop_with(
@@ -347,9 +368,9 @@ class SessionHandle:
                 # Pykka says an actor has stopped only through a threading.Event.
                 stopped = await in_thread(lambda: ref.actor_stopped.wait(timeout))
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session not stopped within {timeout} s") from None
+            raise PraxoError(RUNTIME_TIMEOUT, f"session not stopped within {timeout} s") from None
         if not stopped:
-            raise PraxoError("RUNTIME_TIMEOUT", f"session did not stop within {timeout} s")
+            raise PraxoError(RUNTIME_TIMEOUT, f"session did not stop within {timeout} s")
         return True
 
     @property
@@ -389,10 +410,10 @@ class SessionHandle:
             RuntimeError: No event loop is running in this thread.
         """
         if not isinstance(input, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "input must be a str")
         check_text(input, "input")
         if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
-            raise PraxoError("EVENTS_INVALID_SUBSCRIPTION", "buffer must be an int >= 1")
+            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "buffer must be an int >= 1")
         run_id = new_run_id()
         stream = RunStream(self._kernel, self.id, run_id, buffer)
         try:
@@ -422,6 +443,61 @@ class SessionHandle:
     async def aresult(self, run_id: str, timeout: float | None = 5.0) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
         return await _submit.aresult(self, self._kernel, run_id, timeout)
+
+    def schedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """Run ``input`` in this session later, or again and again; see docs/schedules.md.
+
+        Args:
+            input: The message each fire submits as a run (durable if the agent is).
+            after: Seconds (or a timedelta) from now: one fire.
+            at: An aware datetime: one fire.
+            every: Seconds (or a timedelta) > 0: a fire each period, the first one from now.
+            cron: A five-field cron expression, read in ``tz`` (an IANA zone; UTC if None).
+            key: One schedule per key and session: the same key returns the one stored.
+            catch_up: Fires missed while no runtime ran: ``"once"``, ``"all"`` or ``"skip"``.
+
+        Raises:
+            PraxoError: ``SCHEDULE_INVALID`` for bad arguments (give exactly one of ``after``,
+                ``at``, ``every``, ``cron``); ``RUNTIME_BLOCKING_CALL`` on the runtime's loop
+                thread (use :meth:`aschedule`); ``STORE_FAILED``.
+        """
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        return _sched_front.schedule(self, input, key=key, catch_up=catch_up, **when)
+
+    async def aschedule(
+        self,
+        input: str,
+        *,
+        after: float | timedelta | None = None,
+        at: datetime | None = None,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
+        key: str | None = None,
+        catch_up: str = "once",
+    ) -> Schedule:
+        """:meth:`schedule`, awaited (safe on the runtime's own loop)."""
+        when = {"after": after, "at": at, "every": every, "cron": cron, "tz": tz}
+        return await _sched_front.aschedule(self, input, key=key, catch_up=catch_up, **when)
+
+    def schedules(self) -> list[Schedule]:
+        """Return this session's schedules, in id order (see :meth:`Runtime.schedules`)."""
+        return _sched_front.schedules(self._runtime._schedules, self.id)
+
+    async def aschedules(self) -> list[Schedule]:
+        """:meth:`schedules`, awaited (safe on the runtime's own loop)."""
+        return await _sched_front.aschedules(self._runtime._schedules, self.id)
 
 
 def _ask(ref: pykka.ActorRef[Any], message: bytes) -> pykka.Future[Any] | None:

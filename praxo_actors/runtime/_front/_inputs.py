@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from praxo_actors._errors import JSONError, PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 from praxo_actors.core import encode_json
 from praxo_actors.runtime._kernel._waits import check_deadline
 
@@ -24,7 +25,7 @@ def check_text(text: str, what: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise PraxoError(
-                "RUNTIME_INVALID_INPUT",
+                RUNTIME_INVALID_INPUT,
                 f"{what} holds text that is not valid Unicode: {exc.reason}",
             ) from None
 
@@ -53,4 +54,4 @@ def resume_document(value: Any) -> str:
     try:
         return encode_json(value)
     except JSONError as exc:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"a resume value must be JSON: {exc}") from None
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"a resume value must be JSON: {exc}") from None

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError, ProtocolError
 from praxo_actors.actors import MNFuture, in_thread
 from praxo_actors.agent._interrupt import PENDING_KEY
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE, RUNTIME_INVALID_INPUT, RUNTIME_STOPPED
 from praxo_actors.runtime._protocol import GetInfo, Info, LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session._restore import revive
 
@@ -59,7 +60,7 @@ async def _stored(kernel: Kernel, ids: list[str]) -> list[Found]:
         return []
     reply = decode(await kernel.ask_store(encode(LoadSessions(ids))))
     if not isinstance(reply, Sessions):
-        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
     host = kernel.host
     out: list[Found] = []
     for sid, state in zip(ids, reply.states, strict=True):
@@ -129,7 +130,7 @@ async def _live(rows: list[tuple[str, Any, float, int]]) -> list[Found]:
 def check_session_id(session_id: object) -> None:
     """Refuse a session id that is not a non-empty str (``RUNTIME_INVALID_INPUT``)."""
     if not isinstance(session_id, str) or not session_id:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
 
 
 async def find(kernel: Kernel, session_id: str) -> Found:
@@ -156,9 +157,9 @@ async def interrupted_run(kernel: Kernel, session_id: str) -> str | None:
 def list_states(state: str | None, limit: int) -> None:
     """Refuse a bad ``state`` or ``limit`` of :meth:`Runtime.sessions`."""
     if state is not None and state not in _STATES:
-        raise PraxoError("RUNTIME_INVALID_INPUT", f"state must be one of {_STATES} or None")
+        raise PraxoError(RUNTIME_INVALID_INPUT, f"state must be one of {_STATES} or None")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "limit must be an int >= 0")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "limit must be an int >= 0")
 
 
 async def list_sessions(kernel: Kernel, state: str | None, limit: int) -> list[SessionInfo]:
@@ -179,7 +180,7 @@ async def list_sessions(kernel: Kernel, state: str | None, limit: int) -> list[S
 def _check_running(kernel: Kernel) -> None:
     # A stopped runtime may have closed its store: say so, rather than the store's ValueError.
     if kernel.stopping:
-        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+        raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
 
 
 def _stored_ids(store: Any) -> list[str]:

@@ -27,6 +27,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopScheduler, Scheduler, forbid_blocking
 from praxo_actors.actors._checks import set_owner
+from praxo_actors.codes import RUNTIME_TIMEOUT, STORE_FAILED
 from praxo_actors.memory import InMemoryStore, SQLiteStore, Store
 from praxo_actors.runtime._events._events import EventRouter
 from praxo_actors.runtime._front._config import RuntimeConfig
@@ -56,7 +57,7 @@ def open_store(store: str | Path | Store | None) -> tuple[Store, bool]:
         try:
             Path(store).parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise PraxoError("STORE_FAILED", f"cannot make the folder of {store}: {exc}") from None
+            raise PraxoError(STORE_FAILED, f"cannot make the folder of {store}: {exc}") from None
         return SQLiteStore(store), True
     return store, False
 
@@ -175,7 +176,7 @@ class Machine:
             PraxoError: ``RUNTIME_TIMEOUT`` after six times the runtime's ``timeout``.
         """
         if not self._stop_done.wait(self.config.timeout * 6):
-            raise PraxoError("RUNTIME_TIMEOUT", "the runtime is still stopping")
+            raise PraxoError(RUNTIME_TIMEOUT, "the runtime is still stopping")
 
     def shutdown(self, at_exit: Callable[[], None]) -> None:
         """Stop every part, in order, on a thread that is not the loop's."""

@@ -13,8 +13,9 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors import MNFuture
+from praxo_actors.codes import RUNTIME_STOPPED, RUNTIME_TIMEOUT
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._host import SessionHost
@@ -41,7 +42,7 @@ def run_on_loop(host: SessionHost, work: Callable[[], Coroutine[Any, Any, T]], t
         return future.result(timeout)
     except concurrent.futures.TimeoutError:
         future.cancel()
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no answer within {timeout} s") from None
 
 
 async def arun_on_loop(
@@ -60,7 +61,7 @@ async def arun_on_loop(
             return await asyncio.wrap_future(future)
     except TimeoutError:
         future.cancel()
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no answer within {timeout} s") from None
 
 
 async def acall(host: SessionHost, fn: Callable[..., T], *args: Any, timeout: float) -> T:
@@ -81,12 +82,12 @@ async def acall(host: SessionHost, fn: Callable[..., T], *args: Any, timeout: fl
             future.set_exception()
 
     if not host.post(call):
-        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+        raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
     try:
         async with asyncio.timeout(timeout):
             return await future
     except TimeoutError:
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no answer within {timeout} s") from None
 
 
 def _submit(
@@ -97,7 +98,7 @@ def _submit(
         return asyncio.run_coroutine_threadsafe(coroutine, host.loop)
     except RuntimeError:  # the loop is closed: the runtime has stopped
         coroutine.close()
-        raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped") from None
+        raise AgentError(RUNTIME_STOPPED, "the runtime has stopped") from None
 
 
 async def _bounded(work: Callable[[], Coroutine[Any, Any, T]], timeout: float) -> T:
@@ -105,4 +106,4 @@ async def _bounded(work: Callable[[], Coroutine[Any, Any, T]], timeout: float) -
         async with asyncio.timeout(timeout):
             return await work()
     except TimeoutError:
-        raise PraxoError("RUNTIME_TIMEOUT", f"no answer within {timeout} s") from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no answer within {timeout} s") from None

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import PraxoError, ProtocolError
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE, RUNTIME_TIMEOUT
 from praxo_actors.memory._log import SessionLog, StoredSession
 from praxo_actors.runtime._front._on_loop import on_loop
 from praxo_actors.runtime._kernel._agents import DEFAULT_AGENT
@@ -52,7 +53,7 @@ def remembered_agent(runtime: Runtime, session_id: str) -> str:
             state = _state(decode(reply.get(timeout=kernel.timeout)))
     except pykka.Timeout:
         raise PraxoError(
-            "RUNTIME_TIMEOUT", f"the store did not answer within {kernel.timeout} s"
+            RUNTIME_TIMEOUT, f"the store did not answer within {kernel.timeout} s"
         ) from None
     except PraxoError as exc:
         if exc.code == "RUNTIME_STOPPED":  # its runs fail with that code; no store to read
@@ -69,5 +70,5 @@ def remembered_agent(runtime: Runtime, session_id: str) -> str:
 
 def _state(reply: object) -> StoredSession | None:
     if not isinstance(reply, Sessions) or len(reply.states) != 1:
-        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
     return reply.states[0]

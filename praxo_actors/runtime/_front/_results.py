@@ -8,8 +8,17 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pykka
 
-from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError, ProtocolError
 from praxo_actors.actors import MNFuture, check_not_blocking
+from praxo_actors.codes import (
+    CHECKPOINT_SIGNATURE,
+    PROTOCOL_INVALID_MESSAGE,
+    RUNTIME_INVALID_INPUT,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+    RUNTIME_UNKNOWN_RUN,
+    STORE_FAILED,
+)
 from praxo_actors.core._schema_types import type_converter
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.models import RunResult, Session
@@ -56,18 +65,16 @@ def run_result(
         if state is not None and _waiting(state, run_id):
             found: MNFuture[RunFuture | None] = MNFuture()
             if not kernel.post(kernel.watch, handle.id, run_id, found.set):
-                raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+                raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
             future = found.get(timeout=io)
             if future is not None:
                 return future.get(timeout=_left(end))
         kept = _kept(handle, kernel, run_id, io)  # it may have ended meanwhile
     except pykka.Timeout:
-        raise PraxoError(
-            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
-        ) from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no result for {run_id!r} within {timeout} s") from None
     if kept is None:
         raise PraxoError(
-            "RUNTIME_UNKNOWN_RUN", f"session {handle.id!r} has no run {run_id!r} in its last 100"
+            RUNTIME_UNKNOWN_RUN, f"session {handle.id!r} has no run {run_id!r} in its last 100"
         )
     return kept
 
@@ -86,7 +93,7 @@ def check_result_args(run_id: object, timeout: object) -> None:
         PraxoError: ``RUNTIME_INVALID_INPUT``.
     """
     if not isinstance(run_id, str) or not run_id:
-        raise PraxoError("RUNTIME_INVALID_INPUT", "run_id must be a non-empty str")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "run_id must be a non-empty str")
     check_timeout(timeout, none=True)
 
 
@@ -101,7 +108,7 @@ def _ask(kernel: Kernel, message: bytes, timeout: float) -> Any:
 def _kept(handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float) -> RunResult | None:
     reply = decode(_ask(kernel, encode(LoadResults(handle.id)), timeout))
     if not isinstance(reply, Results):
-        raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
     mine = []
     for document in reversed(reply.documents):  # newest first: a resumed run's last outcome
         try:
@@ -111,8 +118,8 @@ def _kept(handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float) ->
         if not isinstance(doc, dict) or doc.get("run_id") != run_id:
             continue
         if not result_signed(doc, handle.id, kernel.host.key):
-            raise PraxoError(
-                "CHECKPOINT_SIGNATURE", f"the result kept for {run_id!r} is not signed"
+            raise CheckpointError(
+                CHECKPOINT_SIGNATURE, f"the result kept for {run_id!r} is not signed"
             )
         mine.append(doc)
     # A completed run stays completed: a failure kept after it can only be a copy's that lost
@@ -139,7 +146,7 @@ def _kept(handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float) ->
                 interrupt=doc.get("interrupt"),
             )
         except (TypeError, ValueError):
-            raise PraxoError("STORE_FAILED", f"the result kept for {run_id!r} is broken") from None
+            raise PraxoError(STORE_FAILED, f"the result kept for {run_id!r} is broken") from None
     return None
 
 

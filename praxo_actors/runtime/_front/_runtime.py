@@ -30,6 +30,7 @@ from praxo_actors.actors import check_not_blocking, forbid_blocking
 from praxo_actors.actors import in_thread as _in_thread
 from praxo_actors.actors import serve_loop as _serve
 from praxo_actors.agent import AgentOptions
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_UNKNOWN_AGENT
 from praxo_actors.memory import Store
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._agent_tool import track
@@ -52,6 +53,9 @@ from praxo_actors.runtime._kernel._host import SessionHost
 from praxo_actors.runtime._kernel._kernel import Kernel
 from praxo_actors.runtime._kernel._statistics import RuntimeStatistics
 from praxo_actors.runtime._kernel._waits import check_timeout
+from praxo_actors.runtime._schedule import _front as _sched_front
+from praxo_actors.runtime._schedule._front import Schedule
+from praxo_actors.runtime._schedule._runner import ScheduleRunner
 from supervisors import Registry
 
 __all__ = ["Events", "RegisteredAgent", "Runtime", "RuntimeStatistics", "SessionHandle"]
@@ -76,6 +80,7 @@ class Runtime:
     _config: RuntimeConfig
     _kernel: Kernel
     _machine: Machine
+    _schedules: ScheduleRunner
 
     def __init__(self) -> None:
         msg = "use Runtime.start(...), await Runtime.astart(...) or async with Runtime.open(...)"
@@ -205,12 +210,15 @@ class Runtime:
         atexit.register(self._at_exit)
         self.events = Events(machine.bus)
         self.registry = machine.registry
+        self._schedules = ScheduleRunner(self, machine.kernel, config.clock, config.timeout)
         track(self)
         return self
 
     def _build(self) -> None:
         """Start the supervision tree (on a thread that is not the loop's: it waits on it)."""
         self.root = self._machine.build()
+        if self._config.resume:
+            self._schedules.start()
         self._observe()
         logger.info("runtime_started", store=type(self.store).__name__)
 
@@ -278,6 +286,7 @@ class Runtime:
             durable,
             timeout=self._config.timeout,
         )
+        self._schedules.agent_registered(name)
 
     def inspect(self, session_id: str, timeout: float = 5.0) -> SessionInfo:
         """Return what session ``session_id`` is doing now (see :class:`SessionInfo`).
@@ -359,15 +368,15 @@ class Runtime:
                 agent given while none is registered.
         """
         if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
-            raise PraxoError("RUNTIME_INVALID_INPUT", "session id must be a non-empty str")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "session id must be a non-empty str")
         check_text(session_id, "the session id")
         if agent is None:
             if not self._kernel.agents.view().factories:
-                raise PraxoError("RUNTIME_UNKNOWN_AGENT", "no agent is registered")
+                raise PraxoError(RUNTIME_UNKNOWN_AGENT, "no agent is registered")
         elif not isinstance(agent, str):
-            raise PraxoError("RUNTIME_INVALID_INPUT", "agent must be a str or None")
+            raise PraxoError(RUNTIME_INVALID_INPUT, "agent must be a str or None")
         elif agent not in self._kernel.agents:
-            raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {agent!r}")
+            raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {agent!r}")
         return SessionHandle(self, self._kernel, session_id, agent)
 
     def agents(self) -> dict[str, RegisteredAgent]:
@@ -400,6 +409,19 @@ class Runtime:
     async def aresult(self, run_id: str, timeout: float | None = None) -> RunResult:
         """:meth:`result`, awaited (safe on the runtime's own loop)."""
         return await aresult_by_id(self, self._kernel, run_id, timeout)
+
+    def schedules(self, session_id: str | None = None) -> list[Schedule]:
+        """Return the schedules in the store (one session's with ``session_id``), in id order.
+
+        Raises:
+            PraxoError: ``RUNTIME_BLOCKING_CALL`` on the runtime's loop thread (use
+                :meth:`aschedules`); ``STORE_FAILED``.
+        """
+        return _sched_front.schedules(self._schedules, session_id)
+
+    async def aschedules(self, session_id: str | None = None) -> list[Schedule]:
+        """:meth:`schedules`, awaited (safe on the runtime's own loop)."""
+        return await _sched_front.aschedules(self._schedules, session_id)
 
     def _call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
         """Run ``fn(*args)`` on the loop thread and return its result (see Kernel.call)."""
@@ -436,6 +458,7 @@ class Runtime:
                 ``await runtime.astop()``).
         """
         check_not_blocking("Runtime.stop()")
+        self._schedules.close()
         machine = self._machine
         if machine.claim_stop():
             machine.shutdown(self._at_exit)
@@ -448,6 +471,7 @@ class Runtime:
         A second call (or one made while :meth:`stop` runs) returns once the runtime has stopped.
         """
         machine = self._machine
+        await _in_thread(self._schedules.close)
         if machine.claim_stop():
             await _in_thread(lambda: machine.shutdown(self._at_exit))
         else:

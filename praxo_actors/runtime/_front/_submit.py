@@ -18,6 +18,7 @@ from praxo_actors._errors import PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import check_not_blocking
 from praxo_actors.agent import new_run_id
+from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_TIMEOUT
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._on_loop import acall, on_loop
 from praxo_actors.runtime._front._results import check_result_args, run_result
@@ -99,9 +100,7 @@ async def await_result(
         async with asyncio.timeout(timeout):
             return await pending  # cancelling this wait leaves the run going
     except TimeoutError:
-        raise PraxoError(
-            "RUNTIME_TIMEOUT", f"no result for {run_id!r} within {timeout} s"
-        ) from None
+        raise PraxoError(RUNTIME_TIMEOUT, f"no result for {run_id!r} within {timeout} s") from None
 
 
 def _journaled(handle: SessionHandle, kernel: Kernel) -> bool:
@@ -118,7 +117,7 @@ def _check(input: object) -> None:
     from praxo_actors.runtime._front._inputs import check_text
 
     if not isinstance(input, str):
-        raise PraxoError("RUNTIME_INVALID_INPUT", "input must be a str")
+        raise PraxoError(RUNTIME_INVALID_INPUT, "input must be a str")
     check_text(input, "input")
 
 

@@ -28,14 +28,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError, ProtocolError, RuntimeLimitError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import MNFuture
 from praxo_actors.actors._checks import loop_owned
+from praxo_actors.codes import (
+    PROTOCOL_INVALID_MESSAGE,
+    RUNTIME_SESSION_LIMIT,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+    SESSION_START_FAILED,
+    STORE_FAILED,
+)
 from praxo_actors.memory._log import StoredSession
 from praxo_actors.runtime._protocol import LoadSessions, Sessions, decode, encode
 from praxo_actors.runtime._session._session import SessionActor
 from supervisors import ChildSpec, SupervisorError
+from supervisors._errors import NOT_RUNNING
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._clock import LoopClock, Timer
@@ -201,7 +210,7 @@ class Activator:
             # The store actors answer with an MNFuture, which takes a done callback.
             read = cast("MNFuture[Any]", store.ask(encode(LoadSessions(ids)), block=False))
         except pykka.ActorDeadError:
-            self._documents(batch, PraxoError("RUNTIME_STOPPED", "the store has stopped"))
+            self._documents(batch, AgentError(RUNTIME_STOPPED, "the store has stopped"))
         else:
             read.add_done_callback(lambda future: host.post(self._read_done, batch, future))
 
@@ -226,7 +235,7 @@ class Activator:
             ]
             sessions.start_children(specs, started)
         except pykka.ActorDeadError:
-            error = SupervisorError("SUPERVISOR_NOT_RUNNING", "the sessions supervisor stopped")
+            error = SupervisorError(NOT_RUNNING, "the sessions supervisor stopped")
             self._started(batch, [error] * len(batch.ids))
 
     def _read_done(self, batch: _Batch, future: pykka.Future[Any]) -> None:
@@ -236,10 +245,10 @@ class Activator:
             self._documents(batch, exc)
             return
         except Exception as exc:  # the store actor failed or stopped
-            self._documents(batch, PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}"))
+            self._documents(batch, PraxoError(STORE_FAILED, f"{type(exc).__name__}: {exc}"))
             return
         if not isinstance(reply, Sessions):
-            self._documents(batch, PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply"))
+            self._documents(batch, ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply"))
             return
         self._documents(batch, reply.states)
 
@@ -279,7 +288,7 @@ class Activator:
     def expire(self, batches: list[_Batch], waited_for: str) -> None:
         """Fail the runs of batches stuck on ``waited_for`` (``RUNTIME_TIMEOUT``)."""
         error = PraxoError(
-            "RUNTIME_TIMEOUT",
+            RUNTIME_TIMEOUT,
             f"sessions not activated: the {waited_for} answered nothing for {self.timeout} s",
         )
         sessions = sum(len(batch.ids) for batch in batches)
@@ -303,11 +312,11 @@ def _stop_started(refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:
 
 def _activation_error(exc: SupervisorError) -> PraxoError:
     if exc.code == "SUPERVISOR_MAX_CHILDREN":
-        return PraxoError("RUNTIME_SESSION_LIMIT", str(exc))
+        return RuntimeLimitError(RUNTIME_SESSION_LIMIT, str(exc))
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, PraxoError):
         return PraxoError(cause.code, str(cause))
-    return PraxoError("SESSION_START_FAILED", f"{exc.code}: {exc}")
+    return PraxoError(SESSION_START_FAILED, f"{exc.code}: {exc}")
 
 
 class _SessionStart:

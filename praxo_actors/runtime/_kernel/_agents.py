@@ -9,6 +9,7 @@ from typing import Any
 from praxo_actors._errors import PraxoError
 from praxo_actors.actors._checks import any_thread, loop_owned
 from praxo_actors.agent import AgentOptions
+from praxo_actors.codes import RUNTIME_INVALID_CONFIG, RUNTIME_UNKNOWN_AGENT
 from praxo_actors.models import Event
 
 __all__ = ["DEFAULT_AGENT", "Agents", "AgentsView", "RegisteredAgent"]
@@ -75,13 +76,13 @@ class Agents:
                 non-bool flag.
         """
         if not isinstance(durable, bool):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "durable must be a bool")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "durable must be a bool")
         if not isinstance(name, str) or not name:
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "agent name must be a non-empty str")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "agent name must be a non-empty str")
         if not callable(factory):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "options_factory must be callable")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "options_factory must be callable")
         if not isinstance(per_session, bool):
-            raise PraxoError("RUNTIME_INVALID_CONFIG", "per_session must be a bool")
+            raise PraxoError(RUNTIME_INVALID_CONFIG, "per_session must be a bool")
 
     def register(
         self,
@@ -168,16 +169,16 @@ class Agents:
         if cached is None:
             factory = view.factories.get(name)
             if factory is None:
-                raise PraxoError("RUNTIME_UNKNOWN_AGENT", f"no agent registered as {name!r}")
+                raise PraxoError(RUNTIME_UNKNOWN_AGENT, f"no agent registered as {name!r}")
             built = factory()
             if not isinstance(built, AgentOptions):
                 raise PraxoError(
-                    "RUNTIME_INVALID_CONFIG", f"agent factory {name!r} must return AgentOptions"
+                    RUNTIME_INVALID_CONFIG, f"agent factory {name!r} must return AgentOptions"
                 )
             if built.sink is not None:
                 # Events of hosted runs go through the event bus, in order, to subscribers.
                 raise PraxoError(
-                    "RUNTIME_INVALID_CONFIG",
+                    RUNTIME_INVALID_CONFIG,
                     f"agent {name!r} has a sink: use runtime.events.subscribe(...) instead",
                 )
             built = self._named(built, name)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.actors._checks import loop_owned
+from praxo_actors.codes import AGENT_CANCELLED, RUNTIME_STOPPED, RUNTIME_TIMEOUT, STORE_FAILED
 from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class ResumeFinder:
         for items in self.held.values():
             for future, *_ in items:
                 if future.run_id == run_id and not future.done():
-                    self.kernel.refuse(future, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+                    self.kernel.refuse(future, AgentError(AGENT_CANCELLED, "cancelled", run_id))
                     return True
         return False
 
@@ -99,7 +100,7 @@ class ResumeFinder:
         for items in held.values():
             for future, *_ in items:
                 if not future.done():
-                    error = AgentError("RUNTIME_STOPPED", "the runtime stopped", future.run_id)
+                    error = AgentError(RUNTIME_STOPPED, "the runtime stopped", future.run_id)
                     self.kernel.refuse(future, error)
         for task in list(self._tasks):
             task.cancel()
@@ -111,11 +112,11 @@ class ResumeFinder:
             async with asyncio.timeout(timeout):
                 run_id = await self.lookup(self.kernel, session_id)
         except TimeoutError:
-            error = PraxoError("RUNTIME_TIMEOUT", f"no interrupted run found within {timeout} s")
+            error = PraxoError(RUNTIME_TIMEOUT, f"no interrupted run found within {timeout} s")
         except PraxoError as exc:
             error = exc
         except Exception as exc:  # a store's own failure
-            error = PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}")
+            error = PraxoError(STORE_FAILED, f"{type(exc).__name__}: {exc}")
         self._found(session_id, run_id, error)
 
     def _found(self, session_id: str, run_id: str | None, error: PraxoError | None) -> None:

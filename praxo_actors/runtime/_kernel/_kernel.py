@@ -24,6 +24,7 @@ per write (:meth:`saved`), which settles the futures.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar, cast
 
@@ -33,6 +34,7 @@ from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import IOPool, LoopBridge, LoopScheduler, MNFuture
 from praxo_actors.actors._checks import any_thread, loop_owned, set_owner
+from praxo_actors.codes import AGENT_CANCELLED, RUNTIME_INVALID_INPUT, RUNTIME_STOPPED
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._events._events import EventRouter
 from praxo_actors.runtime._kernel._activation import Activator
@@ -49,7 +51,7 @@ from praxo_actors.runtime._kernel._settlement import Settlement
 from praxo_actors.runtime._kernel._statistics import Counters, RuntimeStatistics
 from praxo_actors.runtime._kernel._table import Ready, SessionTable
 from praxo_actors.runtime._kernel._versions import VERSIONS_KEPT, StoppedVersions
-from praxo_actors.runtime._protocol import CancelRun, encode
+from praxo_actors.runtime._protocol import CancelRun, StartRun, encode
 
 __all__ = ["Kernel", "Lookup"]
 
@@ -159,8 +161,16 @@ class Kernel:
         """:meth:`post`, then run what it made ready now when on the loop outside a turn (a
         run submitted from a coroutine on the loop starts in the same step)."""
         # run_after, not post then run_now: the put of a StartRun then schedules no drain
-        # callback that run_now would only cancel.
-        return self.host.loop_scheduler.run_after(self.host.gate.post, fn, *args)
+        # callback that run_now would only cancel. On the loop's thread the gate's post is
+        # the call itself (unless the gate has closed).
+        host = self.host
+        gate = host.gate
+        if threading.get_ident() != gate.thread_id:
+            return gate.post(fn, *args)
+        if gate.closed:
+            return False
+        host.loop_scheduler.run_after(fn, *args)
+        return True
 
     @any_thread
     def call(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
@@ -187,7 +197,7 @@ class Kernel:
         """
         reply: MNFuture[Any] = MNFuture()
         if not self.post(self._ask_store, message, reply):
-            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
         return reply
 
     def _ask_store(self, message: bytes, reply: MNFuture[Any]) -> None:
@@ -197,14 +207,14 @@ class Kernel:
                 raise pykka.ActorDeadError("no store actor")
             answer = ref.ask(message, block=False)
         except pykka.ActorDeadError:
-            fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+            fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
             return
 
         def relay(done: Any) -> None:
             try:
                 reply.set(done.get(timeout=0))
             except pykka.ActorDeadError:  # it stopped before it read the message
-                fail(reply, PraxoError("RUNTIME_STOPPED", "the runtime has stopped"))
+                fail(reply, AgentError(RUNTIME_STOPPED, "the runtime has stopped"))
             except Exception:
                 reply.set_exception()
 
@@ -245,8 +255,55 @@ class Kernel:
         parent: str | None = None,
         chain: tuple[str, ...] = (),
     ) -> None:
-        """Admit a run and send it to its session (see :class:`Admission`)."""
-        self.admission.submit(future, agent, input, deadline_ns, resume, journal, parent, chain)
+        """Admit a run and send it to its session (activating the session if need be).
+
+        The warm path runs here, straight: a live session's entry is touched, the run is
+        pending, its ``StartRun`` told. Refusals, activation and the runs held behind a resume
+        are :class:`Admission`'s. With ``journal``, a durable agent's run is accepted into its
+        session's inbox in the store, queued behind another run or not
+        (:mod:`~praxo_actors.runtime._front._submit` waits for that).
+        """
+        runs = self.runs
+        session_id, run_id = future.session_id, future.run_id
+        live = self.table.live
+        entry = live.get(session_id)
+        if (
+            entry is None
+            or entry.runs
+            or self.stopping
+            or self.finder.held
+            or run_id in runs.pending
+        ):
+            entry = self.admission.admit(future, agent, input, deadline_ns, resume, journal)
+            if entry is None:
+                return
+        else:  # a live idle session: the most recently used now
+            del live[session_id]
+            live[session_id] = entry
+            entry.last_active = self.clock.now()
+        try:
+            start = StartRun(run_id, agent, input, deadline_ns, resume, journal, parent, chain)
+            message = encode(start)
+        except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
+            runs.refuse(future, PraxoError(RUNTIME_INVALID_INPUT, f"run not sendable: {exc}"))
+            return
+        entry.add_run(run_id, future)
+        entry.agent = agent or entry.agent  # "": the session runs it with the agent before it
+        runs.pending[run_id] = future
+        self.counters.runs_started += 1
+        if resume is not None:  # the run goes on: its future from a resume of its journal is old
+            self.resumption.futures.pop(run_id, None)
+        if self.agents.is_durable(agent):
+            runs.starts[run_id] = message
+        ref = entry.ref
+        if ref is None:
+            assert entry.backlog is not None
+            entry.backlog.append((run_id, message))
+            return
+        try:
+            ref.tell(message)
+        except pykka.ActorDeadError:
+            self._session_gone(run_id)
 
     def resume(
         self,
@@ -258,7 +315,7 @@ class Kernel:
     ) -> None:
         """Admit a resume once the run it goes on with is found (see ResumeFinder)."""
         if self.stopping:
-            self.runs.refuse(future, PraxoError("RUNTIME_STOPPED", "the runtime is stopping"))
+            self.runs.refuse(future, AgentError(RUNTIME_STOPPED, "the runtime is stopping"))
             return
         self.finder.find(future, agent, deadline_ns, resume, timeout)
 
@@ -294,7 +351,7 @@ class Kernel:
             self.send(entry.ref, run_id, encode(CancelRun(run_id, hard)))
         elif entry.backlog is not None:
             entry.backlog = [(rid, m) for rid, m in entry.backlog if rid != run_id]
-            self.failed(run_id, AgentError("AGENT_CANCELLED", "cancelled", run_id))
+            self.failed(run_id, AgentError(AGENT_CANCELLED, "cancelled", run_id))
         return True
 
     def send(self, ref: pykka.ActorRef[Any], run_id: str, message: bytes) -> None:
@@ -302,10 +359,13 @@ class Kernel:
         try:
             ref.tell(message)
         except pykka.ActorDeadError:
-            # It stopped between routing and sending: the runtime stopped it, or it crashed
-            # (its runs, this one among them, are then failed already: settling is once).
-            code = "RUNTIME_STOPPED" if self.stopping else "SESSION_CRASHED"
-            self.failed(run_id, AgentError(code, "the session stopped", run_id))
+            self._session_gone(run_id)
+
+    def _session_gone(self, run_id: str) -> None:
+        # The session stopped between routing and sending: the runtime stopped it, or it
+        # crashed (its runs, this one among them, are then failed already: settling is once).
+        code = "RUNTIME_STOPPED" if self.stopping else "SESSION_CRASHED"
+        self.failed(run_id, AgentError(code, "the session stopped", run_id))
 
     def wake(self, session_id: str) -> bool:
         """Activate a session with no run of its own (it resumes a journaled run, if any)."""
@@ -325,8 +385,20 @@ class Kernel:
         self.settlement.failed(run_id, error)
 
     def completed(self, run_id: str, result: RunResult) -> None:
-        """Hold a completed run's result until the store acknowledges its commit."""
-        self.settlement.completed(run_id, result)
+        """Hold a completed run's result until the store acknowledges its commit.
+
+        The session posts this before it tells the store the commit, so the store's reply
+        (posted to the loop after it) finds the result, unless the session runs on another
+        thread than the store (see ``RunBook.stored``).
+        """
+        runs = self.runs
+        if run_id not in runs.pending:
+            return
+        if runs.stored and run_id in runs.stored:  # the store's reply came first
+            runs.stored.discard(run_id)
+            self._settle(run_id, result)
+            return
+        runs.results[run_id] = result
 
     def saved(
         self,
@@ -334,8 +406,37 @@ class Kernel:
         journaled: list[tuple[str, str, int]],
         accepted: list[tuple[str, str | None]] | None = None,
     ) -> None:
-        """Settle the runs a write of the store settled (see :class:`Settlement`)."""
-        self.settlement.saved(runs, journaled, accepted)
+        """Settle the runs whose commits a write of the store wrote: each written run whose
+        result is here completes; the rest (refused, failed, result not here yet) and the
+        journal acks are :class:`Settlement`'s."""
+        results = self.runs.results
+        for run_id, error in runs:
+            if run_id is None:
+                continue
+            result = results.pop(run_id, None) if error is None else None
+            if result is None:
+                self.settlement.not_settled(run_id, error)
+            else:
+                self._settle(run_id, result)
+        if journaled or accepted:
+            self.settlement.acks(journaled, accepted)
+
+    def _settle(self, run_id: str, result: RunResult) -> None:
+        """Complete a pending run's future with its committed result."""
+        runs = self.runs
+        future = runs.pending.pop(run_id, None)
+        if future is None:
+            return
+        if runs.starts:
+            runs.starts.pop(run_id, None)
+            runs.retries.pop(run_id, None)
+        self.counters.runs_completed += 1
+        entry = self.table.live.get(future.session_id)
+        if entry is not None and entry.pop_run(run_id) is not None:
+            entry.last_active = self.clock.now()
+        if self.resumption.held:
+            self.resumption.release(run_id, True)
+        future.set(result)
 
     def count_events(self, n: int) -> None:
         """Count events emitted by runs."""
@@ -402,7 +503,7 @@ class Kernel:
     def stop_session(self, session_id: str) -> pykka.ActorRef[Any] | None:
         """Stop a live session at a user's request; its pending runs fail ``AGENT_CANCELLED``
         (the one in flight is cut off first, its ``async`` callback cancelled)."""
-        self.lifecycle.stop_runs("AGENT_CANCELLED", session_id)
+        self.lifecycle.stop_runs(AGENT_CANCELLED, session_id)
         return self.table.stop_session(session_id)
 
     def describe(
@@ -415,14 +516,14 @@ class Kernel:
         """Refuse every new run from now on and end the runs in flight (the runtime is
         stopping): each publishes ``run.failed`` ``RUNTIME_STOPPED`` before the tree stops."""
         self.stopping = True
-        self.lifecycle.stop_runs("RUNTIME_STOPPED")
+        self.lifecycle.stop_runs(RUNTIME_STOPPED)
 
     def stop_all(self) -> None:
         """Fail every run still pending (the runtime has stopped its tree)."""
         self.stopping = True
         self.finder.stop()
         for run_id in list(self.runs.pending):
-            self.failed(run_id, AgentError("RUNTIME_STOPPED", "the runtime stopped", run_id))
+            self.failed(run_id, AgentError(RUNTIME_STOPPED, "the runtime stopped", run_id))
 
     def close(self) -> None:
         """Fail what is pending and cancel the loop's timers and tasks of the kernel."""

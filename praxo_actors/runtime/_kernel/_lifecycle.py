@@ -11,6 +11,7 @@ import pykka
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._checks import loop_owned
+from praxo_actors.codes import RUNTIME_STOPPED
 from praxo_actors.memory._log import Commit, StoredSession
 from praxo_actors.runtime._kernel._runs import own
 from praxo_actors.runtime._kernel._table import Entry
@@ -58,7 +59,7 @@ class Lifecycle:
         kernel = self.kernel
         kernel.table.drop(session_id, entry)
         if kernel.stopping:
-            error = PraxoError("RUNTIME_STOPPED", "the runtime is stopping")
+            error = AgentError(RUNTIME_STOPPED, "the runtime is stopping")
         entry.backlog = None
         for run_id in list(entry.runs):
             kernel.failed(run_id, own(error))

@@ -9,8 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError, PraxoError, ProtocolError
 from praxo_actors.actors._checks import any_thread, loop_owned
+from praxo_actors.codes import (
+    PROTOCOL_INVALID_MESSAGE,
+    RUNTIME_STOPPED,
+    RUNTIME_TIMEOUT,
+    STORE_FAILED,
+)
 from praxo_actors.runtime._protocol import LoadPending, Pending, decode, encode
 
 if TYPE_CHECKING:
@@ -44,7 +50,7 @@ class Resumer:
         try:
             reply = self._ask().get(timeout=self.timeout)
         except pykka.Timeout:
-            raise PraxoError("RUNTIME_TIMEOUT", "the store did not answer") from None
+            raise PraxoError(RUNTIME_TIMEOUT, "the store did not answer") from None
         except Exception as exc:
             raise _store_error(exc) from None
         return self._plan_of(reply)
@@ -56,7 +62,7 @@ class Resumer:
             async with asyncio.timeout(self.timeout):
                 reply = await self._ask()
         except TimeoutError:
-            raise PraxoError("RUNTIME_TIMEOUT", "the store did not answer") from None
+            raise PraxoError(RUNTIME_TIMEOUT, "the store did not answer") from None
         except Exception as exc:
             raise _store_error(exc) from None
         return self._plan_of(reply)
@@ -70,7 +76,7 @@ class Resumer:
         except Exception as exc:
             raise _store_error(exc) from None
         if not isinstance(decoded, Pending):
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "bad store reply")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
         plan: dict[str, list[str]] = {}
         seen: set[str] = set()  # a session with runs in progress and accepted: woken once
         for session_id, run in zip(decoded.sessions, decoded.runs, strict=True):
@@ -117,7 +123,7 @@ class Resumer:
         view = self.agents.view()
         sessions = [sid for name, ids in plan.items() if name in view.factories for sid in ids]
         if sessions and not self.kernel.post(self.wake, sessions):
-            raise PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
+            raise AgentError(RUNTIME_STOPPED, "the runtime has stopped")
         return len(sessions)
 
 
@@ -126,5 +132,5 @@ def _store_error(exc: Exception) -> PraxoError:
     if isinstance(exc, PraxoError):
         return exc
     if isinstance(exc, pykka.ActorDeadError):
-        return PraxoError("RUNTIME_STOPPED", "the runtime has stopped")
-    return PraxoError("STORE_FAILED", f"{type(exc).__name__}: {exc}")
+        return AgentError(RUNTIME_STOPPED, "the runtime has stopped")
+    return PraxoError(STORE_FAILED, f"{type(exc).__name__}: {exc}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from praxo_actors._errors import AgentError
 from praxo_actors.actors._checks import loop_owned
+from praxo_actors.codes import RUNTIME_STOPPED, SESSION_NOT_INTERRUPTED
 from praxo_actors.runtime._kernel._run_future import RunFuture
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class Resumption:
             self.held.setdefault(run_id, []).append((future, agent, input, deadline_ns, resume))
             return
         refused = AgentError(
-            "SESSION_NOT_INTERRUPTED", "the run is not waiting: another resume has it", run_id
+            SESSION_NOT_INTERRUPTED, "the run is not waiting: another resume has it", run_id
         )
         self.kernel.runs.refuse(future, refused)
 
@@ -68,10 +69,10 @@ class Resumption:
             if stored:
                 kernel.submit(future, agent, input, deadline_ns, resume)
             elif kernel.stopping:
-                kernel.runs.refuse(future, AgentError("RUNTIME_STOPPED", "stopped", run_id))
+                kernel.runs.refuse(future, AgentError(RUNTIME_STOPPED, "stopped", run_id))
             else:
                 unstored = "the interruption was not stored: nothing to resume"
-                kernel.runs.refuse(future, AgentError("SESSION_NOT_INTERRUPTED", unstored, run_id))
+                kernel.runs.refuse(future, AgentError(SESSION_NOT_INTERRUPTED, unstored, run_id))
 
     def resumed(self, session_id: str, run_id: str) -> None:
         """A session resumes durable run ``run_id`` from its journal: give it a future."""

@@ -9,6 +9,7 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.actors import MNFuture
+from praxo_actors.codes import RUNTIME_TIMEOUT
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._kernel._waits import check_timeout
 
@@ -66,7 +67,7 @@ class RunFuture(MNFuture[RunResult]):
             if self.done():  # the run's own error, or settled as the wait ended
                 return super().get(timeout=0)
             raise RunTimeoutError(
-                "RUNTIME_TIMEOUT", f"run {self.run_id} did not end within {timeout} s"
+                RUNTIME_TIMEOUT, f"run {self.run_id} did not end within {timeout} s"
             ) from None
 
     def cancel(self) -> bool:

@@ -1,8 +1,8 @@
 """Settling runs: each run's future is set exactly once, a completed run's by the store.
 
-Owned by the kernel, on the loop thread. A completed run's result is held here until the store
-actor's reply to its session's ``CommitRun`` (one post to the loop per write) says it is
-written; then its future is set. A commit refused with ``SESSION_CONFLICT`` reloads the session.
+Owned by the kernel, on the loop thread. The kernel completes a written run's future itself
+(:meth:`Kernel.saved`); failing a run, a commit refused with ``SESSION_CONFLICT`` (which
+reloads the session) or failed, and the journal acks of a write are settled here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pykka
 
 from praxo_actors._errors import PraxoError
 from praxo_actors.actors._checks import loop_owned
-from praxo_actors.models import RunResult
 from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._runs import fail
 from praxo_actors.runtime._protocol import Journaled, encode
@@ -54,58 +53,35 @@ class Settlement:
         if future is not None:
             fail(future, error)
 
-    def completed(self, run_id: str, result: RunResult) -> None:
-        """Hold a completed run's result until the store acknowledges its commit.
+    def not_settled(self, run_id: str, error: str | None) -> None:
+        """A run a write of the store reported that the kernel could not complete there.
 
-        The session posts this before it tells the store the commit, so the store's reply
-        (posted to the loop after it) always finds the result.
+        Written, with its result not here yet: the result settles it on arrival. Refused with
+        ``SESSION_CONFLICT`` (the session's log moved on under it: another writer): the
+        session reloads from the store, and its runs still pending fail with that code too
+        (they were built on the stale state). Failed: ``STORE_FAILED`` (or the write's code).
         """
         kernel = self.kernel
-        runs = kernel.runs
-        if run_id not in runs.pending:
+        result = kernel.runs.results.pop(run_id, None)
+        if error is None and result is None and run_id in kernel.runs.pending:
+            kernel.runs.stored.add(run_id)  # its result is on its way (see RunBook.stored)
             return
-        if runs.stored and run_id in runs.stored:  # the store's reply came first
-            runs.stored.discard(run_id)
-            future = self.take(run_id, completed=True)
-            if future is not None:
-                future.set(result)
-            return
-        runs.results[run_id] = result
+        future = kernel.runs.pending.get(run_id)
+        self.failed(run_id, PraxoError(error or "STORE_FAILED", "the run was not committed"))
+        if future is not None and error is not None:
+            kernel.lifecycle.reload(future.session_id, error)
 
-    def saved(
+    def acks(
         self,
-        runs: list[tuple[str | None, str | None]],
         journaled: list[tuple[str, str, int]],
-        accepted: list[tuple[str, str | None]] | None = None,
+        accepted: list[tuple[str, str | None]] | None,
     ) -> None:
-        """Settle the runs whose commits the store wrote (or refused), and pass journal acks on.
-
-        A commit refused with ``SESSION_CONFLICT`` means the session's log moved on under it
-        (another writer): the session reloads from the store, and its runs still pending fail
-        with that code too (they were built on the stale state).
+        """Pass a write's journal acks on.
 
         A run ``accepted`` into its session's inbox lets its ``submit`` return; one the store
         failed to accept fails ``STORE_FAILED`` (and is cancelled in its session).
         """
         kernel = self.kernel
-        for run_id, error in runs:
-            if run_id is None:
-                continue
-            result = kernel.runs.results.pop(run_id, None)
-            if error is None and result is None and run_id in kernel.runs.pending:
-                kernel.runs.stored.add(run_id)  # its result is on its way (see RunBook.stored)
-                continue
-            if error is not None or result is None:
-                future = kernel.runs.pending.get(run_id)
-                self.failed(
-                    run_id, PraxoError(error or "STORE_FAILED", "the run was not committed")
-                )
-                if future is not None and error is not None:
-                    kernel.lifecycle.reload(future.session_id, error)
-                continue
-            future = self.take(run_id, completed=True)
-            if future is not None:
-                future.set(result)
         acks = kernel.runs.journal_acks
         for run_id, code in accepted or ():
             ack = acks.pop(run_id, None)

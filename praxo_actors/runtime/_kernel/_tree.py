@@ -82,7 +82,7 @@ class Tree:
         # The runtime, not the actor, closes a store it opened: a restarted store actor
         # (rest_for_one after a bus crash) must find it open.
         ref: pykka.ActorRef[Any]
-        saved = functools.partial(self.kernel.post, self.kernel.saved)
+        saved = functools.partial(self.kernel.host.gate.post, self.kernel.saved)
         if self.store_on_loop:
             ref = LoopStoreActor.start(self.store, saved, actor_scheduler=self.loop_scheduler)
         else:

@@ -11,6 +11,7 @@ import math
 import threading
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import RUNTIME_INVALID_INPUT
 
 __all__ = ["MAX_SECONDS", "check_deadline", "check_timeout"]
 
@@ -41,7 +42,7 @@ def check_timeout(timeout: object, *, none: bool = False, zero: bool = True) -> 
     ):
         least = ">= 0" if zero else "> 0"
         raise PraxoError(
-            "RUNTIME_INVALID_INPUT",
+            RUNTIME_INVALID_INPUT,
             f"timeout must be a finite number of seconds {least} and <= {MAX_SECONDS:.0f}"
             + (" or None" if none else "")
             + f", got {timeout!r}",
@@ -64,7 +65,7 @@ def check_deadline(deadline: object, now_ns: int) -> int:
         or now_ns + int(deadline * 1e9) > _MAX_NS
     ):
         raise PraxoError(
-            "RUNTIME_INVALID_INPUT",
+            RUNTIME_INVALID_INPUT,
             f"deadline must be a finite number of seconds >= 0 and <= {MAX_SECONDS:.0f}, "
             f"got {deadline!r}",
         )

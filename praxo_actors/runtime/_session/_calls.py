@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import pykka
 
 from praxo_actors.agent._interpret import Call
-from praxo_actors.runtime._session._guard import enter
 from praxo_actors.runtime._session._outcome import effect_done
 
 if TYPE_CHECKING:
@@ -60,11 +59,11 @@ def start_call(
     tool's child run), current as :func:`call_chain` in the call.
     """
     deliver = _Deliver(host, ref, run_id, token)
-    started, task = enter(_start, host, call, deliver, chain)
-    if not started:  # e.g. an object whose ``__call__`` lookup raised: the callback's outcome
-        deliver(False, task)
+    try:  # user code, guarded as ``enter`` guards it (inline: the path of every run)
+        return _start(host, call, deliver, chain)
+    except BaseException as exc:  # e.g. an object whose ``__call__`` lookup raised
+        deliver(False, exc)  # the callback's outcome
         return None
-    return task
 
 
 def _start(host: SessionHost, call: Call, deliver: _Deliver, chain: tuple[str, ...]) -> Any:
@@ -81,17 +80,19 @@ def _start(host: SessionHost, call: Call, deliver: _Deliver, chain: tuple[str, .
         args = (host, context.run, (call.fn, *call.args), deliver, None)
         host.io_pool.submit(_call_sync, args, _Finish(deliver))
         return None
-    if _is_async(call.fn):
+    fn = call.fn
+    if (type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE) or _is_async(fn):
+        own = None if var is None else _context(var)
         if threading.get_ident() == host.loop_thread_id:
-            return host.spawn(call.fn, call.args, deliver, _context(var))
-        return _OffLoop(host, call.fn, call.args, deliver, _context(var))
+            return host.spawn(fn, call.args, deliver, own)
+        return _OffLoop(host, fn, call.args, deliver, own)
     host.io_pool.submit(_call_sync, (host, call.fn, call.args, deliver, var), _Finish(deliver))
     return None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    if type(fn) is FunctionType and fn.__code__.co_flags & CO_COROUTINE:
-        return True  # an ``async def`` function: what inspect would say, without its unwrapping
+    # An ``async def`` function is told by its code's flags where it is called (what inspect
+    # would say, without its unwrapping); this is for the rest.
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async def
     )

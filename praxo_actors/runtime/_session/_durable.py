@@ -14,6 +14,7 @@ from typing import Any
 from praxo_actors._errors import CheckpointError
 from praxo_actors.agent._effects import CallTool, Effect
 from praxo_actors.agent._replay import Replay
+from praxo_actors.codes import CHECKPOINT_INVALID
 from praxo_actors.memory._log import JournalAppend, PendingRun, sign_pending
 from praxo_actors.runtime._protocol import JournalEffect, encode
 
@@ -76,5 +77,5 @@ def resume_value(document: str) -> object:
         return json.loads(document)
     except (ValueError, TypeError, RecursionError):
         raise CheckpointError(
-            "CHECKPOINT_INVALID", "the pending run's resume value is not JSON"
+            CHECKPOINT_INVALID, "the pending run's resume value is not JSON"
         ) from None

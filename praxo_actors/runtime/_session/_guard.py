@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import AgentError
 from praxo_actors.agent._report import CALLBACK
+from praxo_actors.codes import SESSION_CRASHED
 from praxo_actors.models import Event
 
 __all__ = ["enter", "failed_event", "fenced", "text_of", "unreported"]
@@ -71,6 +72,6 @@ def fenced(exc: BaseException) -> BaseException:
     session's actor stops."""
     if isinstance(exc, Exception):
         return exc
-    crash = PraxoError("SESSION_CRASHED", f"a session handler raised {text_of(exc)}")
+    crash = AgentError(SESSION_CRASHED, f"a session handler raised {text_of(exc)}")
     crash.__cause__ = exc
     return crash

@@ -1,7 +1,8 @@
 """Turn a callback's outcome into an :class:`EffectDone` message, and back.
 
 A callback (model, tool, repairer, summariser) returns a value or raises. The session gets that
-outcome inside its message. A value is msgpack-encoded: the session gets a copy. An exception is
+outcome inside its message. A value is msgpack-encoded with the message, once: the session gets
+a copy. An exception is
 the one thing that rides along as an object, in the same message, beside the encoded
 :class:`Raised` notice (its type and text): §2 has a callback's own exception reach the
 run's caller *unchanged* — the same object — never as a code or a copy. The callback's side
@@ -29,6 +30,7 @@ import msgspec
 
 from praxo_actors._errors import AgentError, JSONError, ProtocolError
 from praxo_actors.agent._tool import ToolError
+from praxo_actors.codes import AGENT_CALLBACK_EXCEPTION, MODEL_BAD_RESPONSE
 from praxo_actors.core._json import MAX_DEPTH
 from praxo_actors.core._json import _check_value as check_json
 from praxo_actors.models import Message as ModelMessage
@@ -44,9 +46,8 @@ from praxo_actors.runtime._protocol import (
     ReturnedToolError,
     decode_outcome,
     encode,
-    encode_outcome,
 )
-from praxo_actors.runtime._session._guard import enter, text_of
+from praxo_actors.runtime._session._guard import text_of
 
 __all__ = ["effect_done", "unpack"]
 
@@ -61,15 +62,17 @@ def effect_done(run_id: str, token: int, ok: bool, value: Any) -> Message:
     """
     if not ok:
         return _raised(run_id, token, value)
-    built, message = enter(_returned, run_id, token, value)
-    return message if built else _raised(run_id, token, message)
+    try:
+        return _returned(run_id, token, value)
+    except BaseException as exc:  # as the session's guard (see ``enter``): nothing escapes
+        return _raised(run_id, token, exc)
 
 
 def _returned(run_id: str, token: int, value: Any) -> Message:
     kind = type(value)
     outcome: Outcome
     if kind is Response and type(value.message) is ModelMessage:
-        if _too_deep(value):
+        if (value.usage or value.message.tool_calls) and _too_deep(value):  # text: no walk
             return _unencodable(run_id, token, True)
         outcome = ReturnedResponse(value)
     elif kind is ModelError:
@@ -83,7 +86,7 @@ def _returned(run_id: str, token: int, value: Any) -> Message:
             return _pack(run_id, token, ReturnedObject(kind.__name__)), value
         outcome = Returned(value)
     try:
-        return _pack(run_id, token, outcome)
+        return encode(EffectDone(run_id, token, outcome))  # as _pack, inline
     except RecursionError:  # nested beyond the encoder's reach, or cyclic: not JSON at all
         return _unencodable(run_id, token, kind is Response)
     except (TypeError, ValueError, OverflowError):  # e.g. a usage dict holding an object
@@ -120,20 +123,23 @@ _CONTAINERS = frozenset({dict, list, tuple})
 _WALK_BUDGET = 100_000
 
 
-def unpack(data: msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, Any]:
-    """Return ``(ok, value_or_exception)`` from an encoded outcome and the object it carried.
+def unpack(outcome: Outcome | msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, Any]:
+    """Return ``(ok, value_or_exception)`` from an outcome and the object it carried.
 
-    ``model``: the outcome is a model call's (a value too deep to decode is then the model's
-    ``MODEL_BAD_RESPONSE``).
+    An outcome still encoded (its message did not decode whole: see
+    :func:`~praxo_actors.runtime._protocol.decode_effect`) is decoded here, to say what is
+    wrong with it. ``model``: the outcome is a model call's (a value too deep to decode is
+    then the model's ``MODEL_BAD_RESPONSE``).
     """
-    try:
-        outcome = decode_outcome(data)
-    except ProtocolError as exc:  # a value of the wrong shape, e.g. a Struct field's type
-        return False, TypeError(f"a callback returned a malformed value: {exc.message}")
-    except RecursionError:  # encoded on a shallow stack, too deep for the session's
-        if model:
-            return True, _BAD_RESPONSE
-        return False, TypeError(_TOO_DEEP)
+    if type(outcome) is msgspec.Raw:
+        try:
+            outcome = decode_outcome(outcome)
+        except ProtocolError as exc:  # a value of the wrong shape, e.g. a Struct field's type
+            return False, TypeError(f"a callback returned a malformed value: {exc.message}")
+        except RecursionError:  # encoded on a shallow stack, too deep for the session's
+            if model:
+                return True, _BAD_RESPONSE
+            return False, TypeError(_TOO_DEEP)
     match outcome:
         case ReturnedResponse(response=response):
             return True, response
@@ -147,17 +153,17 @@ def unpack(data: msgspec.Raw, carried: Any, model: bool = False) -> tuple[bool, 
             return True, carried
         case Raised(text=text):
             if not isinstance(carried, BaseException):  # it lost its exception: say what it was
-                return False, AgentError("AGENT_CALLBACK_EXCEPTION", text)
+                return False, AgentError(AGENT_CALLBACK_EXCEPTION, text)
             return False, carried
 
 
 def _pack(run_id: str, token: int, outcome: Outcome) -> bytes:
-    return encode(EffectDone(run_id, token, msgspec.Raw(encode_outcome(outcome))))
+    return encode(EffectDone(run_id, token, outcome))
 
 
 _TOO_DEEP = "a callback returned a value that is not JSON: nested too deep, or cyclic"
 _BAD_RESPONSE = ModelError(
-    "MODEL_BAD_RESPONSE", "the model's answer cannot be encoded: nested too deep, or cyclic"
+    MODEL_BAD_RESPONSE, "the model's answer cannot be encoded: nested too deep, or cyclic"
 )
 
 

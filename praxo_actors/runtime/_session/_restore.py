@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from praxo_actors._errors import CheckpointError, PraxoError
+from praxo_actors.codes import CHECKPOINT_INVALID, CHECKPOINT_STALE
 from praxo_actors.core._checkpoint import DEFAULT_CHECKPOINT_TYPES
 from praxo_actors.core._log_docs import dump_record, dump_snapshot, load_record, load_snapshot
 from praxo_actors.core._schema_types import json_value
@@ -66,16 +67,16 @@ def revive(
         session, position = Session(id=session_id), LogPosition()
     else:
         if state.fault is not None:
-            raise CheckpointError("CHECKPOINT_INVALID", f"the log of {session_id!r}: {state.fault}")
+            raise CheckpointError(CHECKPOINT_INVALID, f"the log of {session_id!r}: {state.fault}")
         if state.snapshot is not None:
             session, base = load_snapshot(state.snapshot, session_id, allowed_types, key)
             if base != state.base:
                 raise CheckpointError(
-                    "CHECKPOINT_STALE",
+                    CHECKPOINT_STALE,
                     f"the snapshot of {session_id!r} is at version {base}, not {state.base}",
                 )
         elif state.base != 0:
-            raise CheckpointError("CHECKPOINT_INVALID", f"the snapshot of {session_id!r} is gone")
+            raise CheckpointError(CHECKPOINT_INVALID, f"the snapshot of {session_id!r} is gone")
         else:
             session = Session(id=session_id)
         position = LogPosition(
@@ -91,7 +92,7 @@ def revive(
             session = Session(session_id, messages, session.metadata)
     if position.version < min_version:
         raise CheckpointError(
-            "CHECKPOINT_STALE",
+            CHECKPOINT_STALE,
             f"the log of {session_id!r} is at version {position.version}, "
             f"older than version {min_version} committed before",
         )

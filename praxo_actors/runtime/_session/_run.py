@@ -15,6 +15,13 @@ from praxo_actors.agent._interpret import outcome as journaled_outcome
 from praxo_actors.agent._interrupt import PENDING_KEY
 from praxo_actors.agent._report import RunInterrupted
 from praxo_actors.agent._run import resume_run
+from praxo_actors.codes import (
+    CHECKPOINT_SIGNATURE,
+    SESSION_CONFLICT,
+    SESSION_CRASHED,
+    SESSION_NOT_INTERRUPTED,
+    STORE_FAILED,
+)
 from praxo_actors.memory._log import PendingRun, pending_signed
 from praxo_actors.models import Event, Session
 from praxo_actors.runtime._protocol import StartRun
@@ -110,10 +117,10 @@ class Run:
         move, self.held = self.held, None
         run_id = self.run.run_id
         if entries == -1:
-            error = RunInterrupted("STORE_FAILED", "the run's journal was not stored", run_id)
+            error = RunInterrupted(STORE_FAILED, "the run's journal was not stored", run_id)
             return ("advance", False, error)
         if entries == -2:
-            error = RunInterrupted("SESSION_CONFLICT", "the run is no longer pending", run_id)
+            error = RunInterrupted(SESSION_CONFLICT, "the run is no longer pending", run_id)
             return ("advance", False, error)
         return move
 
@@ -134,7 +141,7 @@ def interrupted_run(options: Any, session: Session, start: StartRun) -> AgentRun
     raw = session.metadata.get(PENDING_KEY)
     if not isinstance(raw, dict) or raw.get("run_id") != start.run_id:
         raise AgentError(
-            "SESSION_NOT_INTERRUPTED", "the session has no interrupted run", start.run_id
+            SESSION_NOT_INTERRUPTED, "the session has no interrupted run", start.run_id
         )
     return resume_run(options, session, json.loads(start.resume))
 
@@ -147,7 +154,8 @@ def open_run(
     Raises:
         Exception: What making the agent's options or starting its run raised.
     """
-    options = host.options_for(start.agent, host.has_subscribers(), owner)
+    kernel = host.kernel
+    options = kernel.agents.options_for(start.agent, kernel.bus.subscription_count > 0, owner)
     if start.resume is None:
         run = start_run(options, session, start.input, run_id=start.run_id)
     else:
@@ -156,7 +164,7 @@ def open_run(
     current = Run(
         run, start.agent, start.deadline_ns, host.clock, parent=start.parent, chain=start.chain
     )
-    if host.router.agents.is_durable(start.agent):
+    if kernel.agents.is_durable(start.agent):
         current.durable = DurableRun(
             session_id, start.run_id, start.agent, start.input, host.key, resume=start.resume
         )
@@ -182,9 +190,9 @@ def resume_pending(
     run_id = pending.run_id
     if not pending_signed(pending, session_id, host.key):
         # Written without the key (or for another session): not this session's run.
-        raise CheckpointError("CHECKPOINT_SIGNATURE", "the pending run is not signed")
+        raise CheckpointError(CHECKPOINT_SIGNATURE, "the pending run is not signed")
     if pending.resumes >= MAX_RESUMES:
-        raise AgentError("SESSION_CRASHED", f"cut off {pending.resumes + 1} times", run_id)
+        raise AgentError(SESSION_CRASHED, f"cut off {pending.resumes + 1} times", run_id)
     options = host.options_for(pending.agent, host.has_subscribers(), owner)
     if pending.resume is None:
         run = start_run(options, session, pending.input, run_id=run_id)

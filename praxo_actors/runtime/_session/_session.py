@@ -22,10 +22,17 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pykka
 
-from praxo_actors._errors import AgentError, CheckpointError, PraxoError
+from praxo_actors._errors import AgentError, CheckpointError, PraxoError, ProtocolError
 from praxo_actors.actors import MNActor
 from praxo_actors.agent._effects import CallModel, Emit
 from praxo_actors.agent._interpret import Call, Reply, decide
+from praxo_actors.codes import (
+    AGENT_CANCELLED,
+    AGENT_DEADLINE,
+    CHECKPOINT_SIGNATURE,
+    PROTOCOL_INVALID_MESSAGE,
+    SESSION_CRASHED,
+)
 from praxo_actors.memory._inbox import AcceptedRun
 from praxo_actors.memory._log import Commit, PendingRun, StoredSession
 from praxo_actors.models import Event, Session
@@ -35,6 +42,7 @@ from praxo_actors.runtime._protocol import (
     CommitRun,
     Crash,
     EffectDone,
+    EffectDoneRaw,
     GetHistory,
     GetInfo,
     History,
@@ -44,6 +52,7 @@ from praxo_actors.runtime._protocol import (
     StartRun,
     StopRuns,
     decode,
+    decode_effect,
     encode,
 )
 from praxo_actors.runtime._session._calls import start_call
@@ -68,7 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["SessionActor", "SessionCrashedError"]
 
 
-class SessionCrashedError(PraxoError):
+class SessionCrashedError(AgentError):
     """What a session actor raises when crashed on purpose (``crash_for_testing``).
 
     Its runs then fail with :class:`~praxo_actors.AgentError` code ``SESSION_CRASHED``, as after
@@ -147,7 +156,7 @@ class SessionActor(MNActor):
             if cancel:
                 # An async callback in flight stops with its session (a sync one cannot be
                 # stopped: its late outcome finds the actor dead and is dropped).
-                current.cut_off("SESSION_CRASHED", "the session stopped")
+                current.cut_off(SESSION_CRASHED, "the session stopped")
             enter(current.run.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
@@ -165,68 +174,84 @@ class SessionActor(MNActor):
                 :func:`~praxo_actors.runtime._session._guard.fenced`).
         """
         try:
-            return self._receive(message)
+            error = None
+            if type(message) is tuple:
+                message, error = message
+            try:
+                decoded: Any = decode(message)
+            except (ProtocolError, RecursionError):
+                # An EffectDone whose outcome does not decode fails its run, not the session.
+                decoded = decode_effect(message)
+                if decoded is None:
+                    raise
+            if self.session is None and not isinstance(
+                decoded, Restore | Crash | GetHistory | GetInfo | StopRuns
+            ):
+                if self.stash is None:
+                    self.stash = []
+                self.stash.append(message if error is None else (message, error))
+                return None
+            match decoded:
+                case StartRun() as start:
+                    if self._resumed is not None and start.run_id in self._resumed:
+                        return None  # restored from the store already (re-sent after a crash)
+                    if not start.agent:  # ``runtime.session(id)``: the agent it was last run with
+                        start = self._named(start)
+                    if self._stopping is not None:
+                        self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
+                        return None
+                    if start.journal:
+                        self._accept(start)
+                    self._enqueue(start)
+                case (
+                    EffectDone(run_id=run_id, token=token, outcome=outcome)
+                    | EffectDoneRaw(run_id=run_id, token=token, outcome=outcome)
+                ):
+                    current = self.current
+                    if (
+                        current is not None
+                        and current.run.run_id == run_id
+                        and token == current.token
+                    ):
+                        model = type(current.run.effect) is CallModel
+                        ok, value = unpack(outcome, error, model)
+                        if current.durable is None:  # nothing to journal: the next step
+                            self._advance(current, ok, value)
+                        else:
+                            self._journal(current, *current.after(ok, value))
+                case Journaled(run_id=run_id, entries=entries):
+                    self._journaled(run_id, entries)
+                case CancelRun(run_id=run_id, hard=hard, keep=keep):
+                    self._cancel(run_id, hard, keep)
+                case StopRuns(code=code):
+                    self._stop_runs(code)
+                case RunDeadline(run_id=run_id):
+                    running = "the deadline passed while a callback ran"
+                    self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
+                case GetInfo():
+                    queued = len(self.queue or ()) + len(self.stash or ())
+                    return encode(info_of(self.session, self.current, self._last_agent, queued))
+                case GetHistory():
+                    if self.session is None:
+                        return None  # not restored yet: the caller reads the checkpoint instead
+                    return encode(History(messages=list(self.session.messages)))
+                case Restore(state=state, min_version=min_version):
+                    self._restore(state, min_version)
+                case Crash(reason=reason):
+                    raise SessionCrashedError(SESSION_CRASHED, reason)
+                case other:
+                    raise ProtocolError(
+                        PROTOCOL_INVALID_MESSAGE, f"session got {type(other).__name__}"
+                    )
+            return None
         except Exception:
             raise
         except BaseException as exc:
             raise fenced(exc) from exc
 
-    def _receive(self, message: Any) -> Any:
-        error = None
-        if type(message) is tuple:
-            message, error = message
-        decoded = decode(message)
-        if self.session is None and not isinstance(
-            decoded, Restore | Crash | GetHistory | GetInfo | StopRuns
-        ):
-            if self.stash is None:
-                self.stash = []
-            self.stash.append(message if error is None else (message, error))
-            return None
-        match decoded:
-            case StartRun() as start:
-                if self._resumed is not None and start.run_id in self._resumed:
-                    return None  # restored from the store already (re-sent after a crash)
-                if not start.agent:  # ``runtime.session(id)``: the agent it was last run with
-                    start = self._named(start)
-                if self._stopping is not None:
-                    self._failed(start.run_id, _stopped(self._stopping, start.run_id), -2)
-                    return None
-                if start.journal:
-                    self._accept(start)
-                self._enqueue(start)
-            case EffectDone(run_id=run_id, token=token, outcome=outcome):
-                current = self.current
-                if current is not None and current.run.run_id == run_id and token == current.token:
-                    model = type(current.run.effect) is CallModel
-                    self._journal(current, *current.after(*unpack(outcome, error, model)))
-            case Journaled(run_id=run_id, entries=entries):
-                self._journaled(run_id, entries)
-            case CancelRun(run_id=run_id, hard=hard, keep=keep):
-                self._cancel(run_id, hard, keep)
-            case StopRuns(code=code):
-                self._stop_runs(code)
-            case RunDeadline(run_id=run_id):
-                running = "the deadline passed while a callback ran"
-                self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
-            case GetInfo():
-                queued = len(self.queue or ()) + len(self.stash or ())
-                return encode(info_of(self.session, self.current, self._last_agent, queued))
-            case GetHistory():
-                if self.session is None:
-                    return None  # not restored yet: the caller reads the checkpoint instead
-                return encode(History(messages=list(self.session.messages)))
-            case Restore(state=state, min_version=min_version):
-                self._restore(state, min_version)
-            case Crash(reason=reason):
-                raise SessionCrashedError("SESSION_CRASHED", reason)
-            case other:
-                raise PraxoError("PROTOCOL_INVALID_MESSAGE", f"session got {type(other).__name__}")
-        return None
-
     def _restore(self, state: StoredSession | None, min_version: int) -> None:
         if self.session is not None:
-            raise PraxoError("PROTOCOL_INVALID_MESSAGE", "the session is restored already")
+            raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "the session is restored already")
         host = self.host
         try:
             session, position = revive(
@@ -256,7 +281,7 @@ class SessionActor(MNActor):
             current.cancelled = True  # seen at the next step boundary
             current.keep = keep
         else:
-            self._cut_off(run_id, "AGENT_CANCELLED", "cancelled while a callback ran", "cancelled")
+            self._cut_off(run_id, AGENT_CANCELLED, "cancelled while a callback ran", "cancelled")
 
     def _stop_runs(self, code: str) -> None:
         """End every run now, with ``code`` (the actor's stop follows): the one in flight is cut
@@ -363,14 +388,16 @@ class SessionActor(MNActor):
                 self.queue = None
             deadline_ns = start.deadline_ns
             if deadline_ns is not None and host.clock.monotonic_ns() >= deadline_ns:
-                error = AgentError("AGENT_DEADLINE", "deadline passed while queued", start.run_id)
+                error = AgentError(AGENT_DEADLINE, "deadline passed while queued", start.run_id)
                 self._failed(start.run_id, error, _kept_as_is(start))
                 continue
             assert self.session is not None
-            # The agent's factory, and the run's start up to its first effect (instructions).
-            opened, current = enter(open_run, host, self, self.session_id, self.session, start)
-            if not opened:
-                self._failed(start.run_id, current, _kept_as_is(start))
+            # The agent's factory, and the run's start up to its first effect (instructions):
+            # user code, guarded as ``enter`` guards it (inline: the path of every run).
+            try:
+                current = open_run(host, self, self.session_id, self.session, start)
+            except BaseException as exc:
+                self._failed(start.run_id, exc, _kept_as_is(start))
                 continue
             self._last_agent = start.agent
             self.current = current
@@ -386,26 +413,30 @@ class SessionActor(MNActor):
         checks), so they run inside the guard: whatever they raise ends this run only.
         """
         run = current.run
-        stepped, waiting = enter(self._steps, current, ok, value, first)
-        if stepped and waiting:
-            return
-        current.add_resumed()
-        if not stepped:  # AgentError with a code, or user code's own exception, unchanged
-            if current.seq >= 0 and unreported(waiting, run.thrown):
-                current.add_event(failed_event(run.run_id, self.session_id, current.seq, waiting))
-            self._publish(current)
-            self.current = None
-            durable = current.durable
-            journal = -1 if durable is None else durable.entries
-            exc: BaseException = waiting
-            keep = current.keep and isinstance(exc, AgentError)
-            partial = getattr(exc, "partial", None) if keep else None
-            if partial is not None and self._keep_partial(run.run_id, partial, exc, journal):
-                journal = -2  # the partial commit holds the run's end
-            self._failed(run.run_id, exc, journal)
-            self._start_next()
-        else:
+        error: BaseException | None = None
+        try:  # as ``enter`` (inline: the path of every run)
+            if self._steps(current, ok, value, first):
+                return
+        except BaseException as exc:  # AgentError with a code, or user code's own, unchanged
+            error = exc
+        if current.durable is not None:
+            current.add_resumed()
+        if error is None:
             self._complete(current)
+            return
+        if current.seq >= 0 and unreported(error, run.thrown):
+            current.add_event(failed_event(run.run_id, self.session_id, current.seq, error))
+        if current.events is not None:
+            self._publish(current)
+        self.current = None
+        durable = current.durable
+        journal = -1 if durable is None else durable.entries
+        keep = current.keep and isinstance(error, AgentError)
+        partial = getattr(error, "partial", None) if keep else None
+        if partial is not None and self._keep_partial(run.run_id, partial, error, journal):
+            journal = -2  # the partial commit holds the run's end
+        self._failed(run.run_id, error, journal)
+        self._start_next()
 
     def _steps(self, current: Run, ok: bool, value: Any, first: bool) -> bool:
         """Run the machine until it waits (True: for a call or a write) or completes."""
@@ -425,7 +456,8 @@ class SessionActor(MNActor):
             elif type(step) is Reply and not step.record:
                 effect = run.send(step.value)
             else:  # a call to wait for, or a durable run's write for the store to have first
-                current.add_resumed()
+                if durable is not None:
+                    current.add_resumed()
                 if type(step) is Call and not step.started:
                     self._dispatch(current, step)
                 else:
@@ -451,17 +483,20 @@ class SessionActor(MNActor):
     def _complete(self, current: Run) -> None:
         host = self.host
         result = current.run.result
-        self._publish(current)
+        if current.events is not None:
+            self._publish(current)
         self.current = None
         assert self.session is not None and self.position is not None
         durable = current.durable
         journal = -1 if durable is None else durable.entries
-        # Writing the result is a call into user code too (a structured-output type's encoding).
-        written, commit = enter(
-            run_commit, self.position, self.session, result, host.key, journal, current.agent
-        )
-        if not written:  # e.g. metadata that is not JSON: the run cannot be kept
-            self._failed(result.run_id, commit)
+        # Writing the result is a call into user code too (a structured-output type's
+        # encoding), guarded as ``enter`` guards it.
+        try:
+            commit = run_commit(
+                self.position, self.session, result, host.key, journal, current.agent
+            )
+        except BaseException as exc:  # e.g. metadata that is not JSON: the run cannot be kept
+            self._failed(result.run_id, exc)
             self._start_next()
             return
         if self._inbox is not None and result.run_id in self._inbox and journal <= 0:
@@ -471,23 +506,26 @@ class SessionActor(MNActor):
         self.session = result.session  # commit: the run completed and its record is written
         if current.agent:
             self._committed_agent = current.agent
-        self._ended(result.run_id)
+        if self._deadlines is not None or self._resumed is not None or self._inbox is not None:
+            self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to
         # the loop settles the run's future with it (whichever of the two arrives first).
-        host.post(host.router.completed, result.run_id, result)
+        host.gate.post(host.kernel.completed, result.run_id, result)
         self._to_store(encode(CommitRun(commit)), result.run_id)
-        self._start_next()
+        if self.queue:
+            self._start_next()
 
     def _dispatch(self, current: Run, call: Call) -> None:
         """Start a callback; its outcome returns inside an EffectDone message."""
-        self._publish(current)
+        if current.events is not None:
+            self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
         run_id = current.run.run_id
         current.task = start_call(self.host, self.actor_ref, run_id, token, call, current.chain)
 
     def _publish(self, current: Run) -> None:
-        events = current.take_events()
+        events = current.take_events()  # callers skip a run with none queued
         if events:
             publish(self.host, self.bus, events, current.parent)
 
@@ -566,7 +604,7 @@ class SessionActor(MNActor):
             host.post(host.router.resumed, self.session_id, run_id)
             start = start_of(host, self.session_id, run)
             if start is None:
-                forged = CheckpointError("CHECKPOINT_SIGNATURE", "the accepted run is not signed")
+                forged = CheckpointError(CHECKPOINT_SIGNATURE, "the accepted run is not signed")
                 self._failed(run_id, forged)
                 continue
             self._enqueue(start)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from praxo_actors._errors import PraxoError
+from praxo_actors.codes import STORE_FAILED, STORE_LOCKED
 
 try:
     import fcntl
@@ -38,7 +39,7 @@ def lease(store: Any) -> Callable[[], None]:
     key = id(store)
     with _held_lock:
         if key in _held:
-            raise PraxoError("STORE_LOCKED", f"{store!r} is held by another runtime")
+            raise PraxoError(STORE_LOCKED, f"{store!r} is held by another runtime")
         _held.add(key)
     path = getattr(store, "path", None)
     try:
@@ -64,7 +65,7 @@ def _lock_file(path: str) -> Callable[[], None] | None:
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise PraxoError("STORE_FAILED", f"cannot open the lock file {lock_path}: {exc}") from None
+        raise PraxoError(STORE_FAILED, f"cannot open the lock file {lock_path}: {exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.ftruncate(fd, 0)
@@ -72,12 +73,12 @@ def _lock_file(path: str) -> Callable[[], None] | None:
     except BlockingIOError:
         os.close(fd)
         raise PraxoError(
-            "STORE_LOCKED",
+            STORE_LOCKED,
             f"{path} is held by another runtime (in this process or another: see {lock_path})",
         ) from None
     except OSError as exc:  # e.g. a file system without locks (ENOLCK)
         os.close(fd)
-        raise PraxoError("STORE_FAILED", f"cannot lock {lock_path}: {exc}") from None
+        raise PraxoError(STORE_FAILED, f"cannot lock {lock_path}: {exc}") from None
     except BaseException:
         os.close(fd)
         raise

@@ -26,9 +26,10 @@ from typing import Any
 
 import pykka
 
-from praxo_actors._errors import PraxoError
+from praxo_actors._errors import PraxoError, ProtocolError
 from praxo_actors._log import get_logger
 from praxo_actors.actors import AwaitableThreadingActor, MNActor, inbox_empty
+from praxo_actors.codes import PROTOCOL_INVALID_MESSAGE, STORE_FAILED
 from praxo_actors.memory._log import Accept, Commit, JournalAppend, SessionLog
 from praxo_actors.runtime._protocol import (
     AcceptRun,
@@ -113,8 +114,8 @@ class _StoreLogic:
                 self._flush()
                 return encode(RunFound(self.log.find_run(run_id)))
             case other:
-                raise PraxoError(
-                    "PROTOCOL_INVALID_MESSAGE", f"store actor got {type(other).__name__}"
+                raise ProtocolError(
+                    PROTOCOL_INVALID_MESSAGE, f"store actor got {type(other).__name__}"
                 )
 
     def _flush_when_idle(self) -> None:
@@ -186,7 +187,7 @@ class _StoreLogic:
         commits, appends, accepts = self._commits, self._appends, self._accepts
         self._commits, self._appends, self._accepts = [], [], []
         if commits or appends or accepts:
-            self._report(commits, appends, [], "STORE_FAILED", None, accepts)
+            self._report(commits, appends, [], STORE_FAILED, None, accepts)
 
     def on_stop(self) -> None:
         """Write what is gathered (the runtime closes a store it opened, after the tree)."""

@@ -3,7 +3,9 @@ a store actor restarted under the root supervisor."""
 
 from __future__ import annotations
 
+import gc
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +15,7 @@ import pykka
 import pytest
 from _runtime_helpers import TIMEOUT
 
+from praxo_actors.actors import _checks
 from praxo_actors.agent import AgentOptions, new_agent_options
 from praxo_actors.memory import InMemoryStore
 from praxo_actors.memory._log import Commit
@@ -133,6 +136,65 @@ def test_a_run_from_a_coroutine_on_the_loop_crosses_no_thread(
     assert done == ["warm!"]
     assert traffic.messages == ["StartRun", "EffectDone", "CommitRun"]
     assert traffic.handoffs == 0
+
+
+# The Python functions a warm run calls, counted on the loop's thread (profile "call" events:
+# each frame entered, a coroutine's or generator's resumption included). The agent loop alone
+# (``arun_agent`` on the same model) makes about 25.
+WARM_RUN_CALLS = 240
+
+
+def _python_calls(rt: Runtime, run: Callable[[], Any]) -> int:
+    """Count the Python calls on the runtime's loop thread while the coroutine ``run()`` runs
+    there (a task started from this thread; the collector off, so that none of its callbacks
+    is counted)."""
+    calls = [0]
+    finished = threading.Event()
+
+    def profile(_frame: Any, event: str, _arg: Any) -> None:
+        if event == "call":
+            calls[0] += 1
+
+    async def counted() -> None:
+        sys.setprofile(profile)
+        try:
+            await run()
+        finally:
+            sys.setprofile(None)
+
+    def start() -> None:
+        task = rt._host.loop.create_task(counted())
+        task.add_done_callback(lambda _t: finished.set())
+
+    collecting, checking = gc.isenabled(), _checks.enabled()
+    gc.disable()
+    _checks.enable(False)  # the suite's ownership checks wrap the kernel's methods: off here
+    try:
+        rt._host.loop.call_soon_threadsafe(start)
+        assert finished.wait(TIMEOUT)
+    finally:
+        _checks.enable(checking)
+        if collecting:
+            gc.enable()
+    return calls[0]
+
+
+def test_a_warm_run_makes_few_python_calls(runtime: Start) -> None:
+    """A warm run from a coroutine on the loop, in-memory store, zero-latency async model:
+    at most WARM_RUN_CALLS Python calls, every part of the path included (the front, the
+    kernel, the session, its callback's task, the store, the executor and asyncio)."""
+    rt = runtime(agents={"default": _async_agent})
+    handle = rt.session("s")
+    outputs: list[str] = []
+
+    async def warm() -> None:
+        outputs.append((await handle.arun("warm")).output)
+
+    for _ in range(3):  # the first runs make what later ones reuse
+        _python_calls(rt, warm)
+    counts = [_python_calls(rt, warm) for _ in range(3)]
+    assert outputs == ["warm!"] * 6
+    assert min(counts) <= WARM_RUN_CALLS, counts
 
 
 class _Saved:

@@ -1,0 +1,1 @@
+"""Durable schedules: when a session wakes itself, and the runtime's part that wakes it."""
