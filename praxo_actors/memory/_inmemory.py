@@ -13,58 +13,66 @@ __all__ = ["InMemoryStore"]
 
 # A row is one bytes object: created_ns and updated_ns as two signed 64-bit ints, then the
 # document's text, shortened (below) and UTF-8 encoded. ~50 bytes of overhead a row, where a
-# (text, created, updated) tuple took ~145: a session's log is three rows (its last record,
-# result and head), kept for every session the process has seen.
+# (text, created, updated) tuple took ~145: a session's log is a few rows (its records since
+# its snapshot, its results, its head), kept for every session the process has seen.
 _STAMPS = struct.Struct("<qq")
 _HEAD = _STAMPS.size
 # A stamp outside 64 bits (only a user's clock could give one) keeps the row as a tuple.
 _Stored = bytes | tuple[str, int, int]
 
-# The session log's own documents, shortened with a fixed vocabulary: each phrase its log
-# writes in every record, result and head becomes one control character, which JSON text
-# never holds raw (it escapes U+0000-U+001F). A record of one exchange goes from ~390
-# characters to ~53, a result from ~186 to ~49 and a head from 34 to 7, for 1.1-3.4 µs a
-# write and 0.6-2 µs a read (2 vCPUs, busy), where storing the text as it is costs 0.13.
-# A table applies only to a text starting with its first phrase (whose code then marks the
+# The session log's own rows, shortened with a fixed vocabulary: each phrase its log writes
+# in every record, result, head and run-index row becomes one control character, which JSON
+# text never holds raw (it escapes U+0000-U+001F). A record of one exchange goes from ~330
+# characters to ~50, a result from ~150 to ~45 and a head from ~50 to ~10.
+# The table is chosen by the row's namespace (one lookup; the phrases of one kind of row
+# only) and applies to a text starting with its first phrase (whose code then marks the
 # table); any other text is stored as it is, so a change of the log's format costs only the
 # saving. No phrase holds a code and no code occurs in the text, so replacing each code by its
 # phrase gives the text back exactly; a text holding a control character is stored as it is.
-_END = '\\",\\"tool_call_id\\":null,\\"tool_calls\\":[],\\"type\\":\\"message\\"}'
+_END = '","tool_call_id":null,"tool_calls":[],"type":"message"}'
 _RECORD = (
-    '{"record":"{\\"format\\":\\"praxo.record\\",\\"messages\\":[{\\"content\\":\\"',
-    '\\",\\"name\\":null,\\"role\\":\\"user' + _END,
-    '\\",\\"name\\":null,\\"role\\":\\"assistant' + _END,
-    '\\",\\"name\\":null,\\"role\\":\\"',
+    '{"format":"praxo.record","messages":[{"content":"',
+    '","name":null,"role":"user' + _END + ',{"content":"',
+    '","name":null,"role":"assistant' + _END + '],"run_id":"run_',
+    '","name":null,"role":"',
     _END,
-    ',{\\"content\\":\\"',
-    '{\\"content\\":\\"',
-    '],\\"run_id\\":\\"run_',
-    '\\",\\"seq\\":',
-    ',\\"session_id\\":\\"',
-    '\\",\\"version\\":',
+    ',{"content":"',
+    '],"run_id":"run_',
+    '","seq":',
+    ',"session_id":"',
+    '","version":1}',
 )
 _RESULT = (
-    '{"result":"{\\"agent\\":\\"',
-    '\\",\\"model_calls\\":',
-    ',\\"output\\":\\"',
-    '\\",\\"run_id\\":\\"run_',
-    '\\",\\"steps\\":',
-    ',\\"structured\\":null,\\"tool_calls\\":0,\\"usage\\":{}}"}',
-    ',\\"structured\\":null,\\"tool_calls\\":',
-    ',\\"usage\\":{}}"}',
+    '{"agent":"',
+    '","model_calls":1,"output":"',
+    '","model_calls":',
+    ',"output":"',
+    '","run_id":"run_',
+    '","steps":1,"structured":null,"tool_calls":0,"usage":{}}',
+    '","steps":',
+    ',"structured":null,"tool_calls":',
+    ',"usage":{}}',
 )
-_HEADS = ('{"base":', ',"results":', ',"version":')
+_HEADS = ('{"agent":"', '","base":', ',"results":', ',"version":')
+_RUNS = ('{"n":', ',"session":"')
 _VERBATIM = "\x00"  # marks a text that itself starts with a control character
 _CONTROL = re.compile("[\x00-\x1f]")
+_Pairs = list[tuple[str, str]]
 
 
-def _tables() -> tuple[list[tuple[str, list[tuple[str, str]]]], dict[str, list[tuple[str, str]]]]:
+def _tables() -> tuple[dict[Namespace, _Pairs], dict[str, _Pairs]]:
     code = 1
-    shorten, restore = [], {}
-    for phrases in (_RECORD, _RESULT, _HEADS):
+    shorten: dict[Namespace, _Pairs] = {}
+    restore: dict[str, _Pairs] = {}
+    for name, phrases in (
+        ("records", _RECORD),
+        ("results", _RESULT),
+        ("heads", _HEADS),
+        ("runs", _RUNS),
+    ):
         pairs = [(phrase, chr(code + i)) for i, phrase in enumerate(phrases)]
         code += len(phrases)
-        shorten.append((phrases[0], pairs))
+        shorten["praxo", name] = pairs
         restore[pairs[0][1]] = pairs
     assert code <= 0x20, "the codes are the control characters U+0001-U+001F"
     return shorten, restore
@@ -73,14 +81,14 @@ def _tables() -> tuple[list[tuple[str, list[tuple[str, str]]]], dict[str, list[t
 _SHORTEN, _RESTORE = _tables()
 
 
-def _shorten(text: str) -> str:
-    for first, pairs in _SHORTEN:
-        if text.startswith(first):
-            if _CONTROL.search(text) is not None:
-                break
+def _shorten(namespace: Namespace, text: str) -> str:
+    pairs = _SHORTEN.get(namespace)
+    if pairs is not None:
+        first, mark = pairs[0]
+        if text.startswith(first) and _CONTROL.search(text) is None:
             # The first phrase is replaced where it starts the text only: its code then occurs
             # once, which is all that restoring needs.
-            text = pairs[0][1] + text[len(first) :]
+            text = mark + text[len(first) :]
             for phrase, code in pairs[1:]:
                 text = text.replace(phrase, code)
             return text
@@ -98,12 +106,12 @@ def _restore(text: str) -> str:
     return text[1:] if text[:1] == _VERBATIM else text
 
 
-def _pack(text: str, created: int, updated: int) -> _Stored:
+def _pack(namespace: Namespace, text: str, created: int, updated: int) -> _Stored:
     try:
         stamps = _STAMPS.pack(created, updated)
     except struct.error:
         return (text, created, updated)
-    return stamps + _shorten(text).encode("utf-8", "surrogatepass")
+    return stamps + _shorten(namespace, text).encode("utf-8", "surrogatepass")
 
 
 def _unpack(stored: _Stored) -> tuple[str, int, int]:
@@ -143,7 +151,7 @@ class InMemoryStore(StoreBase):
         rows = self._data.setdefault(namespace, {})
         old = rows.get(key)
         created = now_ns if old is None else _created(old)
-        rows[key] = _pack(text, created, max(now_ns, created))
+        rows[key] = _pack(namespace, text, created, max(now_ns, created))
 
     def _read(self, namespace: Namespace, key: str) -> _Row | None:
         rows = self._data.get(namespace)

@@ -18,13 +18,18 @@ from typing import Any
 
 import msgspec
 
+from praxo_actors.memory._log_rows import stored_text
+
 __all__ = ["RUNS", "index_rows", "indexed_session"]
 
 RUNS = ("praxo", "runs")
 
 Get = Callable[[tuple[str, ...], list[str]], list[dict[str, Any] | None]]
-Put = tuple[tuple[str, ...], str, dict[str, Any]]
+GetTexts = Callable[[tuple[str, ...], list[str]], list[str | None]]
+Put = tuple[tuple[str, ...], str, str]  # a row's text
 Delete = tuple[tuple[str, ...], str]
+
+_ENCODER = msgspec.json.Encoder()
 
 
 class _RunOf(msgspec.Struct):
@@ -39,7 +44,7 @@ def _indexable(run_id: str | None) -> bool:
 
 
 def index_rows(
-    get_many: Get,
+    get_texts: GetTexts,
     results_ns: tuple[str, ...],
     kept: Sequence[tuple[str, int, str | None]],
     ring: int,
@@ -48,10 +53,10 @@ def index_rows(
     the rows of the results they overwrite, to drop.
 
     Reads only when a session's ring has wrapped around: the results overwritten, for their
-    run ids (one batched read).
+    run ids (one batched read of their rows' text).
     """
     puts: list[Put] = [
-        (RUNS, run_id, {"n": n, "session": sid})
+        (RUNS, run_id, f'{{"n":{n},"session":{_ENCODER.encode(sid).decode()}}}')
         for sid, n, run_id in kept
         if run_id is not None and _indexable(run_id)
     ]
@@ -60,17 +65,15 @@ def index_rows(
         return puts, []
     written = {key for _, key, _ in puts}
     deletes: list[Delete] = []
-    for doc in get_many(results_ns, evicted):
-        run_id = _run_of(doc)
+    for text in get_texts(results_ns, evicted):
+        run_id = _run_of(text)
         if run_id is not None and run_id not in written:
             deletes.append((RUNS, run_id))
     return puts, deletes
 
 
-def _run_of(doc: dict[str, Any] | None) -> str | None:
-    text = None if doc is None else doc.get("result")
-    if not isinstance(text, str):
-        return None
+def _run_of(row: str | None) -> str | None:
+    text = stored_text("result", row)
     try:
         run_id = _decode_run(text).run_id
     except msgspec.MsgspecError:

@@ -45,8 +45,10 @@ def test_a_commit_writes_canonical_json_that_the_public_api_reads_back(store: St
             # Canonical: what the public API would have written for the same value.
             [text] = store._read_texts(("praxo", name), [item.key])
             assert text == encode_json(item.value)
-    assert store.get(("praxo", "records"), "s#1").value == {"record": record}  # type: ignore[union-attr]
-    assert store.get(("praxo", "results"), "s#0").value == {"result": result}  # type: ignore[union-attr]
+    # A record and a result are stored as the documents the session built, byte for byte.
+    assert store._read_texts(("praxo", "records"), ["s#1"]) == [record]
+    assert store._read_texts(("praxo", "results"), ["s#0"]) == [result]
+    assert store.get(("praxo", "records"), "s#1").value == parse_json(record)  # type: ignore[union-attr]
     head = {"version": 1, "base": 0, "results": 1, "agent": tricky}
     assert store.get(("praxo", "heads"), "s").value == head  # type: ignore[union-attr]
     [state] = log.load(["s"])

@@ -106,10 +106,7 @@ class _StoreLogic:
                 return encode(Pending([sid for sid, _ in pending], [run for _, run in pending]))
             case LoadResults(session_id=sid):
                 self._flush()
-                found = self.log.results(sid)
-                return encode(
-                    Results([d["result"] for d in found if isinstance(d.get("result"), str)])
-                )
+                return encode(Results(self.log.results(sid)))
             case FindRun(run_id=run_id):
                 self._flush()
                 return encode(RunFound(self.log.find_run(run_id)))
