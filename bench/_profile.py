@@ -96,6 +96,7 @@ def summarise_profile(raw: str, top: int = 15) -> dict[str, Any]:
     inclusive: Counter[str] = Counter()
     threads: Counter[str] = Counter()
     areas: Counter[str] = Counter()
+    parts: Counter[str] = Counter()
     within: Counter[str] = Counter()
     total = 0
     for line in raw.splitlines():
@@ -111,6 +112,7 @@ def summarise_profile(raw: str, top: int = 15) -> dict[str, Any]:
         threads[_thread_of(stack)] += n
         own[frames[-1]] += n
         areas[_area(frames[-1])] += n
+        parts[_part(frames[-1])] += n
         for area in {_area(f) for f in frames}:
             within[area] += n
         for frame in set(frames):
@@ -126,6 +128,7 @@ def summarise_profile(raw: str, top: int = 15) -> dict[str, Any]:
         "samples": total,
         "threads": share(threads),
         "areas": share(areas),
+        "parts": share(parts),
         "within": share(within),
         "self": share(own),
         "inclusive": share(inclusive),
@@ -175,6 +178,30 @@ def _area(frame: str) -> str:
     return "other"
 
 
+# The runtime's parts, by the file of the frame running (self time). C code (msgspec's, json's
+# encoders, sqlite3) is charged to the Python frame that called it; the protocol module is
+# where messages are encoded and decoded.
+_PARTS = (
+    ("store and session log", ("praxo_actors/runtime/_store", "praxo_actors/memory", "json/")),
+    ("scheduler, mailboxes, futures", ("praxo_actors/actors", "pykka", "supervisors")),
+    ("asyncio", ("asyncio",)),
+    ("session actor", ("praxo_actors/runtime/_session",)),
+    ("msgspec (the messages' codec)", ("praxo_actors/runtime/_protocol", "msgspec")),
+    ("kernel", ("praxo_actors/runtime/_kernel",)),
+    ("front (arun, its future)", ("praxo_actors/runtime/_front",)),
+    ("events", ("praxo_actors/runtime/_events",)),
+    ("agent loop", ("praxo_actors/agent", "praxo_actors/core", "praxo_actors/models")),
+)
+
+
+def _part(frame: str) -> str:
+    where = frame.rpartition("(")[2]
+    for name, prefixes in _PARTS:
+        if where.startswith(prefixes):
+            return name
+    return "other (threading, stdlib, the benchmark)"
+
+
 def print_profile(summary: dict[str, Any], indent: str = "     ") -> None:
     if "error" in summary or summary.get("samples", 0) == 0:
         print(f"{indent}profile: {summary.get('error', 'no samples')}")
@@ -182,6 +209,8 @@ def print_profile(summary: dict[str, Any], indent: str = "     ") -> None:
     print(f"{indent}py-spy --gil, {summary['samples']:,} samples at 250 Hz of the GIL's holder")
     print(f"{indent}by thread: " + ", ".join(f"{k} {v}%" for k, v in summary["threads"]))
     print(f"{indent}self time by package: " + ", ".join(f"{k} {v}%" for k, v in summary["areas"]))
+    if "parts" in summary:
+        print(f"{indent}self time by part: " + ", ".join(f"{k} {v}%" for k, v in summary["parts"]))
     print(
         f"{indent}samples with the package on the stack: "
         + ", ".join(f"{k} {v}%" for k, v in summary["within"] if k != "other")

@@ -22,8 +22,9 @@ httpx.AsyncClient drives each server from this process: first one request per se
 activates it, untimed), then the timed requests, ``--concurrency`` at a time over the same
 sessions. Measured: the server process's CPU seconds per request (utime + stime from
 ``/proc/<pid>/stat`` before and after) and requests per second. Each session's replies are
-checked (the k-th run of a session holds 2k messages). Target: the runtime variant's CPU per
-request <= 1.2x the direct variant's. Traffic goes only to 127.0.0.1.
+checked (the k-th run of a session holds 2k messages). Targets: the runtime variant's CPU per
+request <= 1.2x the direct variant's; the FastAPI example's <= 1.5x its FastAPI twin's. Traffic
+goes only to 127.0.0.1.
 
 Each server also answers ``POST /bench/mark/{ready,start,end}``, which the client calls before
 the warm-up and around the timed requests: the garbage collector's time (``gc.callbacks``) and
@@ -64,7 +65,8 @@ VARIANTS = ("direct", "runtime", "runtime-thread", "fastapi-direct", "fastapi-ex
 # The FastAPI pair: examples/fastapi_service.py itself (its runtime on an in-memory store),
 # against a FastAPI handler of the same shape that awaits arun_agent.
 FASTAPI = ("fastapi-direct", "fastapi-example")
-TARGET = 1.2
+TARGET = 1.2  # the runtime's CPU per request against the direct variant's
+FASTAPI_TARGET = 1.5  # examples/fastapi_service.py against its FastAPI twin
 
 
 # -- the server (in its own process) -------------------------------------------------------
@@ -120,7 +122,11 @@ def create_fastapi_app(variant: str, report: dict[str, Any], port: int) -> Any:
     from fastapi import FastAPI
     from pydantic import BaseModel
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    # bench/mcp.py would shadow the mcp package the example imports: this folder off the path
+    # (the helpers from it are imported already), the examples' on it.
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    sys.path.insert(0, os.path.join(here, "..", "examples"))
     import fastapi_service  # type: ignore[import-not-found]
 
     from praxo_actors.agent import arun_agent, new_agent_options
@@ -531,8 +537,9 @@ def main() -> int:
         floor = median["fastapi-direct" if variant in FASTAPI else "direct"]["cpu_per_request"]
         ratio = m["cpu_per_request"] / floor
         target, verdict = ("", "")
-        if variant == "runtime":
-            target, verdict = f"<= {TARGET}×", "met" if ratio <= TARGET else "MISSED"
+        limit = {"runtime": TARGET, "fastapi-example": FASTAPI_TARGET}.get(variant)
+        if limit is not None:
+            target, verdict = f"<= {limit}×", "met" if ratio <= limit else "MISSED"
         print(
             f"  {label:<44} {m['cpu_per_request'] * 1e6:9,.0f} µs {ratio:6.2f}× "
             f"{m['requests_per_s']:11,.0f} {m['p50_ms']:7.1f} {m['p99_ms']:7.1f}  "
