@@ -31,6 +31,7 @@ from praxo_actors._errors import (
     SessionOverloadedError,
     ToolCallError,
 )
+from praxo_actors._version import __version__
 
 if TYPE_CHECKING:
     from praxo_actors.runtime import Runtime
@@ -55,7 +56,6 @@ __all__ = [
     "__version__",
 ]
 
-__version__ = "0.2.0.dev0"
 
 # Public names whose modules are imported on first access (PEP 562): the runtime pulls in
 # Pykka, asyncio, sqlite3 and structlog, about 180 ms that a user of the pure Core never needs.

@@ -18,7 +18,7 @@ import msgspec
 from praxo_actors.models import Event
 
 if TYPE_CHECKING:
-    from praxo_actors.agent._effects import Emit
+    from praxo_actors.agent._emit import Emit
 
 __all__ = ["ModelContext", "ToolContext", "model_context", "tool_context"]
 

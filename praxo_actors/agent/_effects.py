@@ -13,9 +13,10 @@ from typing import Any
 import msgspec
 
 from praxo_actors.agent._context import ModelContext, ToolContext
+from praxo_actors.agent._emit import Emit
 from praxo_actors.agent._tool import Tool
 from praxo_actors.middleware._structured_output import CallRepairer
-from praxo_actors.models import Event, Message, Request, ToolCall
+from praxo_actors.models import Message, Request, ToolCall
 
 __all__ = [
     "BeginStep",
@@ -75,16 +76,6 @@ class RefusedCall(msgspec.Struct, frozen=True):
     call: ToolCall
     code: str
     message: str
-
-
-class Emit(msgspec.Struct, frozen=True):
-    """Deliver ``event`` to ``sink``; reply ``None``.
-
-    An exception raised by the sink, thrown back into the run, ends it without further events.
-    """
-
-    sink: Callable[[Event], Any]
-    event: Event
 
 
 class CallSummarizer(msgspec.Struct, frozen=True):

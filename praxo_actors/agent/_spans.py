@@ -40,7 +40,7 @@ from praxo_actors.agent._tool import ToolError
 from praxo_actors.models import Message, ModelError, Response, RunResult, ToolCall
 
 if TYPE_CHECKING:
-    from praxo_actors.agent._tracing import Telemetry
+    from praxo_actors.agent._telemetry import Telemetry
 
 __all__ = ["Call", "Run", "error_type", "refused"]
 

@@ -16,7 +16,7 @@ from praxo_actors.cluster._runtime import (
     ClusterSession,
     ClusterStatistics,
 )
-from praxo_actors.cluster._stream import ClusterRunStream
+from praxo_actors.cluster._session import ClusterRunStream
 
 __all__ = [
     "ClusterRunFuture",

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import AgentOptions
+from praxo_actors.cluster._core import ClusterCore
 from praxo_actors.cluster._host import resolve_factory
 from praxo_actors.codes import RUNTIME_STOPPED, RUNTIME_TIMEOUT
 from praxo_actors.runtime import RegisteredAgent
 
-if TYPE_CHECKING:
-    from praxo_actors.cluster._runtime import ClusterRuntime
-
-__all__ = ["STARTED_KEPT", "Started", "agents_of", "session_of"]
+__all__ = ["STARTED_KEPT", "Knows", "Started", "agents_of", "session_of"]
 
 STARTED_KEPT = 10_000
 """How many runs the front started it remembers the session of (a few hundred bytes each)."""
@@ -50,7 +48,13 @@ class Started:
             self._runs.clear()
 
 
-def session_of(cluster: ClusterRuntime, run_id: str) -> str | None:
+class Knows(ClusterCore, Protocol):
+    """A cluster front that remembers the sessions of the runs it started."""
+
+    _started: Started
+
+
+def session_of(cluster: Knows, run_id: str) -> str | None:
     """Return the session of run ``run_id`` (None: no session knows it).
 
     Raises:
@@ -89,7 +93,7 @@ class _Imported:
         return f"<agent factory {self.path}>"
 
 
-def agents_of(cluster: ClusterRuntime) -> dict[str, RegisteredAgent]:
+def agents_of(cluster: ClusterCore) -> dict[str, RegisteredAgent]:
     """Return the agents registered with the cluster, by name in name order."""
     import ray
 

@@ -11,26 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from praxo_actors._errors import AgentError, JSONError, PraxoError
+from praxo_actors._errors import AgentError, PraxoError
 from praxo_actors.agent import new_run_id
 from praxo_actors.agent._caller import traceparent
 from praxo_actors.cluster._by_id import Started, agents_of, session_of
-from praxo_actors.cluster._host import TAKEN_OVER, Host
+from praxo_actors.cluster._core import _DOWN_SECONDS, _score
+from praxo_actors.cluster._events import TAKE_WAIT, ClusterEvents
+from praxo_actors.cluster._future import ClusterRunFuture, _unpack
+from praxo_actors.cluster._host import Host
 from praxo_actors.cluster._hub import Hub
 from praxo_actors.cluster._order import Sent
 from praxo_actors.cluster._results import typed_output
-from praxo_actors.cluster._schedules import ClusterSchedules, SessionSchedules
+from praxo_actors.cluster._schedules import ClusterSchedules
+from praxo_actors.cluster._session import ClusterSession
 from praxo_actors.codes import (
-    EVENTS_INVALID_SUBSCRIPTION,
     RUNTIME_INVALID_CONFIG,
     RUNTIME_INVALID_INPUT,
     RUNTIME_STOPPED,
@@ -38,19 +39,20 @@ from praxo_actors.codes import (
     RUNTIME_UNKNOWN_RUN,
     SESSION_CRASHED,
 )
-from praxo_actors.core import encode_json
-from praxo_actors.models import Event, Message, RunResult
+from praxo_actors.models import RunResult
 from praxo_actors.runtime import RegisteredAgent, RuntimeStatistics
 from praxo_actors.runtime._front._results import check_result_args
 
-if TYPE_CHECKING:
-    from praxo_actors.cluster._stream import ClusterRunStream
+__all__ = [
+    "TAKE_WAIT",
+    "ClusterEvents",
+    "ClusterRunFuture",
+    "ClusterRuntime",
+    "ClusterSession",
+    "ClusterStatistics",
+]
 
-__all__ = ["ClusterRunFuture", "ClusterRuntime", "ClusterStatistics"]
-
-TAKE_WAIT = 0.5  # how long the hub holds a subscriber's take open when it has nothing new
 _FIND_SECONDS = 15.0  # how long resume waits for a host to name the interrupted run
-_DOWN_SECONDS = 2.0  # how long a host that failed a call is passed over before a new ping
 
 
 class ClusterStatistics(msgspec.Struct, frozen=True):
@@ -61,245 +63,6 @@ class ClusterStatistics(msgspec.Struct, frozen=True):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.total, name)
-
-
-def _score(host: str, session_id: str) -> int:
-    digest = hashlib.blake2b(f"{host}\x00{session_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
-def _unpack(reply: tuple[Any, ...], run_id: str | None, kind: type[Any]) -> Any:
-    if reply[0] == "ok":
-        return msgspec.msgpack.decode(reply[1], type=kind)
-    _, origin, code, message = reply
-    if origin == "agent":
-        raise AgentError(code, message, run_id)
-    raise PraxoError(code, message)
-
-
-class ClusterRunFuture:
-    """The future of one run on the cluster: ``get(timeout)`` or ``await``."""
-
-    def __init__(
-        self,
-        cluster: ClusterRuntime,
-        session_id: str,
-        agent: str,
-        run_id: str,
-        host: str,
-        ref: Any,
-        sent: tuple[str, float | None] | None = ("", None),
-    ) -> None:
-        self.cluster = cluster
-        self.sent = sent  # the input and deadline, to send the run again (None: a resume)
-        self.session_id = session_id
-        self.agent = agent
-        self.run_id = run_id
-        self.host = host
-        self.number = -1  # the run's number in its session's order (see ``_order``)
-        self._ref = ref
-
-    def settled(self) -> bool:
-        """Whether the run's call to its host has returned (its result or error is here)."""
-        import ray
-
-        if self._ref is None:  # being sent, on another thread
-            return False
-        ready, _ = ray.wait([self._ref], timeout=0)
-        return bool(ready)
-
-    def get(self, timeout: float | None = None) -> RunResult:
-        """Return the run's result, or raise its error.
-
-        Raises:
-            AgentError: The run's code; ``SESSION_CRASHED`` if its host died (a durable run is
-                finished on another host instead).
-            PraxoError: ``RUNTIME_TIMEOUT``.
-        """
-        import ray
-
-        began = time.monotonic()
-        try:
-            reply = ray.get(self._ref, timeout=timeout)
-        except ray.exceptions.GetTimeoutError:
-            raise PraxoError(RUNTIME_TIMEOUT, f"no result within {timeout} s") from None
-        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
-            return self.cluster._after_host_failed(self, timeout)
-        if reply[0] != "ok" and reply[2] in TAKEN_OVER and self.agent in self.cluster._durable:
-            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - began))
-            return self.cluster._after_taken_over(self, reply, left)
-        result: RunResult = typed_output(_unpack(reply, self.run_id, RunResult), reply)
-        self.run_id = result.run_id  # a resume's: the interrupted run's, found by its host
-        return result
-
-    def __await__(self) -> Any:
-        import asyncio
-
-        return asyncio.get_running_loop().run_in_executor(None, self.get).__await__()
-
-
-class ClusterSession(SessionSchedules):
-    """A session of the cluster: the ``SessionHandle`` surface that crosses hosts."""
-
-    def __init__(self, cluster: ClusterRuntime, session_id: str, agent: str) -> None:
-        self.cluster = cluster
-        self.id = session_id
-        self.agent = agent
-
-    def run(self, input: str, deadline: float | None = None) -> ClusterRunFuture:
-        """Queue a run on the session's host; return its future at once."""
-        return self.cluster._run(self.id, self.agent, input, deadline)
-
-    async def arun(self, input: str, deadline: float | None = None) -> RunResult:
-        """Run ``input`` on the session's host and return its result."""
-        result: RunResult = await self.run(input, deadline)
-        return result
-
-    def resume(self, value: Any, deadline: float | None = None) -> ClusterRunFuture:
-        """Go on with the session's interrupted run on its host; return its future at once.
-
-        ``value`` answers what the run asked, as for
-        :meth:`~praxo_actors.runtime.SessionHandle.resume`. The future's ``run_id`` is the
-        interrupted run's from the start (the session's host is asked for it first). If the
-        host dies meanwhile it fails with ``SESSION_CRASHED`` (the run stays interrupted in the
-        store: resume it again).
-
-        Raises:
-            PraxoError: ``RUNTIME_INVALID_INPUT`` for a value that is not JSON;
-                ``RUNTIME_STOPPED``.
-        """
-        try:
-            document = encode_json(value)
-        except JSONError as exc:
-            raise PraxoError(RUNTIME_INVALID_INPUT, f"a resume value must be JSON: {exc}") from None
-        return self.cluster._resume(self.id, self.agent, document, deadline)
-
-    async def aresume(self, value: Any, deadline: float | None = None) -> RunResult:
-        """:meth:`resume`, awaited: its result."""
-        result: RunResult = await self.resume(value, deadline)
-        return result
-
-    def history(self, timeout: float = 10.0) -> list[Message]:
-        """The session's committed messages (read by the host it routes to)."""
-        import ray
-
-        _name, host = self.cluster._route(self.id)
-        reply = ray.get(host.history.remote(self.id, self.agent, timeout), timeout=timeout + 5)
-        messages: list[Message] = _unpack(reply, None, list[Message])
-        return messages
-
-    async def ahistory(self, timeout: float = 10.0) -> list[Message]:
-        """:meth:`history`, awaited."""
-        import asyncio
-
-        _name, host = self.cluster._route(self.id)
-        ref = host.history.remote(self.id, self.agent, timeout)
-        try:
-            reply = await asyncio.wait_for(ref, timeout + 5)
-        except TimeoutError:
-            raise PraxoError(RUNTIME_TIMEOUT, f"no history within {timeout} s") from None
-        messages: list[Message] = _unpack(reply, None, list[Message])
-        return messages
-
-    def result(self, run_id: str, timeout: float = 10.0) -> RunResult:
-        """The result of ``run_id`` (resumed from its journal on this host if need be)."""
-        return self.cluster._result(self.id, self.agent, run_id, timeout)
-
-    async def aresult(self, run_id: str, timeout: float = 10.0) -> RunResult:
-        """:meth:`result`, awaited (it waits in the loop's default executor)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.result, run_id, timeout)
-
-    def submit(self, input: str, deadline: float | None = None, timeout: float = 30.0) -> str:
-        """Accept a run on the session's host and return its id (a durable agent's run is in
-        the shared store before this returns, so another host resumes it if this one dies).
-
-        Raises:
-            PraxoError: As ``SessionHandle.submit``; ``RUNTIME_TIMEOUT``; ``SESSION_CRASHED``
-                if the host died before it answered (the run may or may not have been taken).
-        """
-        return self.cluster._submit(self.id, self.agent, input, deadline, timeout)
-
-    def astream(
-        self, input: str, deadline: float | None = None, buffer: int = 1000
-    ) -> ClusterRunStream:
-        """Run ``input`` and return a stream of its events, from whichever host runs it
-        (call it inside a coroutine; see :class:`~praxo_actors.cluster.ClusterRunStream`)."""
-        from praxo_actors.cluster._stream import ClusterRunStream
-
-        return ClusterRunStream(self, input, deadline, buffer)
-
-
-class ClusterEvents:
-    """Subscriptions in this process to the events of every host."""
-
-    def __init__(self, cluster: ClusterRuntime) -> None:
-        self.cluster = cluster
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._subscribers: list[tuple[Callable[[Event], Any], str, str | None]] = []
-        self._lock = threading.Lock()
-
-    def subscribe(
-        self,
-        callback: Callable[[Event], Any],
-        pattern: str = "run.*",
-        session_id: str | None = None,
-    ) -> Callable[[], None]:
-        """Call ``callback(event)`` for each event of any host matching; return unsubscribe."""
-        import fnmatch
-
-        if not callable(callback):
-            raise PraxoError(EVENTS_INVALID_SUBSCRIPTION, "callback must be callable")
-        entry = (callback, pattern, session_id)
-        with self._lock:
-            self._subscribers.append(entry)
-            first = self._thread is None
-        if first:
-            self.cluster._publish(True)
-            self._thread = threading.Thread(
-                target=self._pump,
-                args=(fnmatch.fnmatchcase,),
-                name="praxo-cluster-events",
-                daemon=True,
-            )
-            self._thread.start()
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if entry in self._subscribers:
-                    self._subscribers.remove(entry)
-
-        return unsubscribe
-
-    def _pump(self, match: Callable[[str, str], bool]) -> None:
-        import ray
-
-        cursor = 0
-        hub = self.cluster._hub
-        while not self._stop.is_set():
-            try:
-                # The hub answers at the next push, or empty after TAKE_WAIT seconds.
-                cursor, batch = ray.get(hub.take.remote(cursor, 10_000, TAKE_WAIT), timeout=60)
-            except ray.exceptions.GetTimeoutError:  # a busy machine: the hub answers later
-                continue
-            except Exception:  # the cluster is stopping
-                return
-            with self._lock:
-                subscribers = list(self._subscribers)
-            for data in batch:
-                event = msgspec.msgpack.decode(data, type=Event)
-                for callback, pattern, session_id in subscribers:
-                    if match(event.type, pattern) and session_id in (None, event.session_id):
-                        try:
-                            callback(event)
-                        except Exception:  # a subscriber's failure is its own
-                            continue
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(15)
 
 
 class ClusterRuntime(ClusterSchedules):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from praxo_actors._errors import AgentError, PraxoError
+from praxo_actors.cluster._core import _score
 from praxo_actors.codes import RUNTIME_STOPPED, RUNTIME_TIMEOUT, SESSION_CRASHED
 from praxo_actors.memory._schedules import ScheduleRow
 from praxo_actors.runtime._schedule._front import Schedule, _row
@@ -30,7 +31,7 @@ from praxo_actors.runtime._schedule._submit import submit_fire
 if TYPE_CHECKING:
     from datetime import datetime, timedelta
 
-    from praxo_actors.cluster._runtime import ClusterRuntime
+    from praxo_actors.cluster._core import ClusterCore
     from praxo_actors.runtime import Runtime
     from praxo_actors.runtime._kernel._kernel import Kernel
     from praxo_actors.runtime._schedule._runner import ScheduleRunner
@@ -74,8 +75,6 @@ class HostFires:
     def _order(self, session_id: str) -> list[tuple[str, Any]]:
         """The hosts in the session's rendezvous order, those that failed lately last."""
         import ray
-
-        from praxo_actors.cluster._runtime import _score
 
         with self._lock:
             peers = self._peers
@@ -161,14 +160,14 @@ class HostFires:
 class _Cancel:
     """What a :class:`Schedule` of the cluster cancels through: any host that answers."""
 
-    def __init__(self, cluster: ClusterRuntime) -> None:
+    def __init__(self, cluster: ClusterCore) -> None:
         self.cluster = cluster
 
     def cancel(self, schedule_id: str) -> None:
         _ask(self.cluster, None, "cancel_schedule", schedule_id)
 
 
-def _ask(cluster: ClusterRuntime, session_id: str | None, method: str, *args: Any) -> Any:
+def _ask(cluster: ClusterCore, session_id: str | None, method: str, *args: Any) -> Any:
     """Call ``method`` on the session's host (any host without one), the next when one died."""
     import ray
 
@@ -193,7 +192,7 @@ def _ask(cluster: ClusterRuntime, session_id: str | None, method: str, *args: An
 
 
 def schedule(
-    cluster: ClusterRuntime, session_id: str, agent: str, input: Any, when: dict[str, Any]
+    cluster: ClusterCore, session_id: str, agent: str, input: Any, when: dict[str, Any]
 ) -> Schedule:
     """Store a schedule through the session's host, and arm it on every host."""
     import ray
@@ -208,7 +207,7 @@ def schedule(
 
 
 async def aschedule(
-    cluster: ClusterRuntime, session_id: str, agent: str, input: Any, when: dict[str, Any]
+    cluster: ClusterCore, session_id: str, agent: str, input: Any, when: dict[str, Any]
 ) -> Schedule:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(
@@ -216,7 +215,7 @@ async def aschedule(
     )
 
 
-def schedules(cluster: ClusterRuntime, session_id: str | None) -> list[Schedule]:
+def schedules(cluster: ClusterCore, session_id: str | None) -> list[Schedule]:
     """The schedules in the cluster's store (one session's, with ``session_id``)."""
     data = _ask(cluster, session_id, "schedules", session_id)
     rows = msgspec.msgpack.decode(data, type=list[ScheduleRow])
@@ -224,7 +223,7 @@ def schedules(cluster: ClusterRuntime, session_id: str | None) -> list[Schedule]
     return [Schedule(row, cancel) for row in rows]
 
 
-async def aschedules(cluster: ClusterRuntime, session_id: str | None) -> list[Schedule]:
+async def aschedules(cluster: ClusterCore, session_id: str | None) -> list[Schedule]:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(None, lambda: schedules(cluster, session_id))
 
@@ -232,7 +231,7 @@ async def aschedules(cluster: ClusterRuntime, session_id: str | None) -> list[Sc
 class SessionSchedules:
     """``ClusterSession``'s schedule methods (its ``cluster``, ``id`` and ``agent``)."""
 
-    cluster: ClusterRuntime
+    cluster: ClusterCore
     id: str
     agent: str
 
@@ -286,7 +285,7 @@ class SessionSchedules:
 
 
 class ClusterSchedules:
-    """``ClusterRuntime``'s schedule methods."""
+    """``ClusterCore``'s schedule methods."""
 
     def schedules(self, session_id: str | None = None) -> list[Schedule]:
         """The schedules in the cluster's store, in id order (``session_id``'s only, if given).
@@ -294,8 +293,8 @@ class ClusterSchedules:
         Raises:
             PraxoError: ``RUNTIME_TIMEOUT`` if no host answered; ``RUNTIME_STOPPED``.
         """
-        return schedules(cast("ClusterRuntime", self), session_id)
+        return schedules(cast("ClusterCore", self), session_id)
 
     async def aschedules(self, session_id: str | None = None) -> list[Schedule]:
         """:meth:`schedules`, awaited (it waits in the loop's default executor)."""
-        return await aschedules(cast("ClusterRuntime", self), session_id)
+        return await aschedules(cast("ClusterCore", self), session_id)

@@ -129,7 +129,7 @@ async def resumed_on_cluster(handle: Any, value: Any) -> AsyncIterator[Event]:
         PraxoError: The resume's error when the run did not go on (say
             ``SESSION_NOT_INTERRUPTED``).
     """
-    from praxo_actors.cluster._stream import ClusterRunStream
+    from praxo_actors.cluster._session import ClusterRunStream
 
     stream = ClusterRunStream(handle, "", None, 1000, resume=lambda: handle.resume(value))
     try:

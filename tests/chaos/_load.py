@@ -167,7 +167,7 @@ _FRESH = itertools.count()
 
 def fresh_session(cluster: Any, host: str, prefix: str = "fresh") -> str:
     """Return a session id not used before that routes to ``host`` while every host is live."""
-    from praxo_actors.cluster._runtime import _score
+    from praxo_actors.cluster._core import _score
 
     hosts = list(cluster._hosts)
     while True:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import CallbackOptions, Observation
 
-from praxo_actors import __version__
 from praxo_actors._errors import PraxoError
+from praxo_actors._version import __version__
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
