@@ -3,8 +3,9 @@ into the rows to store and to delete, with what applied.
 
 What a commit carries is stored as it is (see :mod:`~praxo_actors.memory._log_rows`): a run's
 record and result are its rows' text. Around them the write reads only what it must decide
-on — each session's head (one batched read), its pending run when a durable run is involved,
-its inbox when a run enters or leaves it — and writes the new head from its ints.
+on — each session's head (one batched read, of the heads its writer does not keep), its
+pending run when a durable run is involved, its inbox when a run enters or leaves it — and
+writes the new head from its ints.
 """
 
 from __future__ import annotations
