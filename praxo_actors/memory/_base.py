@@ -93,6 +93,9 @@ class StoreBase(abc.ABC):
         self._clock = time.time_ns if clock is None else clock
         self._lock = threading.RLock()
         self._closed = False
+        # Counts the changes made through this object (under its lock): a writer that keeps
+        # what it wrote (the session log's heads) knows from it whether anyone else wrote since.
+        self._changes = 0
 
     def put(self, namespace: Sequence[str], key: str, value: dict[str, Any]) -> None:
         """Store a copy of ``value`` under ``namespace`` and ``key``, replacing any previous one.
@@ -104,6 +107,7 @@ class StoreBase(abc.ABC):
         ns, key, text = check_namespace(namespace), check_key(key), encode_value(value)
         with self._lock:
             self._check_open()
+            self._changes += 1
             self._write(ns, key, text, self._clock())
 
     def put_many(self, entries: Iterable[tuple[Sequence[str], str, dict[str, Any]]]) -> None:
@@ -120,6 +124,7 @@ class StoreBase(abc.ABC):
         ]
         with self._lock:
             self._check_open()
+            self._changes += 1
             self._write_many(checked, self._clock())
 
     def apply(
@@ -140,6 +145,7 @@ class StoreBase(abc.ABC):
         removed = [(check_namespace(ns), check_key(key)) for ns, key in deletes]
         with self._lock:
             self._check_open()
+            self._changes += 1
             self._apply(checked, removed, self._clock())
 
     def get(self, namespace: Sequence[str], key: str) -> Item | None:
@@ -179,6 +185,7 @@ class StoreBase(abc.ABC):
         ns, key = check_namespace(namespace), check_key(key)
         with self._lock:
             self._check_open()
+            self._changes += 1
             return self._remove(ns, key)
 
     def search(

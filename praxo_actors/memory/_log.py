@@ -53,7 +53,7 @@ from praxo_actors.memory._log_types import (
     pending_signed,
     sign_pending,
 )
-from praxo_actors.memory._log_write import Delete, Row, plan
+from praxo_actors.memory._log_write import Delete, HeadOf, Row, plan
 from praxo_actors.memory._runs import indexed_session
 
 __all__ = [
@@ -80,6 +80,9 @@ __all__ = [
 
 _decode = msgspec.json.decode
 
+HEADS_KEPT = 65_536
+"""How many sessions' heads a log's writer keeps in memory at most (~150 bytes each)."""
+
 
 class SessionLog:
     """The session log over a memory store's documents (see the module docstring).
@@ -89,7 +92,7 @@ class SessionLog:
     this process (another process is kept out by the runtime's file lease).
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, keep_heads: bool = False) -> None:
         self.store = store
         self._lock = getattr(store, "_lock", None)
         # Decided once: whether the store's own hooks may be used (our keys and namespaces are
@@ -97,6 +100,16 @@ class SessionLog:
         own = isinstance(store, StoreBase)
         self._own_reads = own and type(store).get_many is StoreBase.get_many
         self._own_apply = own and type(store).apply is StoreBase.apply
+        # The heads this log wrote, so that a commit does not read its session's head back.
+        # Only for the one writer of a store no other process writes (``keep_heads``: the
+        # runtime's store actor, which holds the store's lease) and only where every change
+        # goes through this object's lock: not on a store shared by hosts (a database's
+        # ``session_transaction``), whose version check stays in the database. Any change made
+        # by another writer in this process (counted by the store) empties it.
+        shared = getattr(store, "session_transaction", None) is not None
+        keep = keep_heads and self._own_apply and not shared
+        self._heads: dict[str, HeadOf] | None = {} if keep else None
+        self._seen = -1  # the store's count of changes after this log's last write
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -299,11 +312,27 @@ class SessionLog:
         appends: Sequence[JournalAppend],
         accepts: Sequence[Accept] = (),
     ) -> tuple[list[bool], list[bool]]:
+        heads = self._heads
+        if heads is None:
+            rows, deletes, applied, appended = plan(
+                self._get_texts, self._get_many, commits, appends, accepts
+            )
+            if rows or deletes:
+                self._apply(rows, deletes)
+            return applied, appended
+        if self.store._changes != self._seen:
+            heads.clear()  # another writer changed the store: its heads are read again
+        written: dict[str, HeadOf] = {}
         rows, deletes, applied, appended = plan(
-            self._get_texts, self._get_many, commits, appends, accepts
+            self._get_texts, self._get_many, commits, appends, accepts, heads, written
         )
+        self._seen = -1  # until the change below is made
         if rows or deletes:
             self._apply(rows, deletes)
+        if len(heads) + len(written) > HEADS_KEPT:
+            heads.clear()  # bounded: the sessions still running read their heads once more
+        heads.update(written)
+        self._seen = self.store._changes
         return applied, appended
 
     def _apply(self, rows: list[Row], deletes: list[Delete]) -> None:
@@ -313,6 +342,7 @@ class SessionLog:
             # here): written as they are, without the public API's validation walk.
             with store._lock:
                 store._check_open()
+                store._changes += 1
                 store._apply(rows, deletes, store._clock())
             return
         puts = [(ns, k, _decode(text)) for ns, k, text in rows]

@@ -3,13 +3,14 @@ into the rows to store and to delete, with what applied.
 
 What a commit carries is stored as it is (see :mod:`~praxo_actors.memory._log_rows`): a run's
 record and result are its rows' text. Around them the write reads only what it must decide
-on — each session's head (one batched read), its pending run when a durable run is involved,
-its inbox when a run enters or leaves it — and writes the new head from its ints.
+on — each session's head (one batched read, of the heads its writer does not keep), its
+pending run when a durable run is involved, its inbox when a run enters or leaves it — and
+writes the new head from its ints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -33,6 +34,7 @@ __all__ = ["Delete", "Row", "plan"]
 
 Row = tuple[tuple[str, ...], str, str]  # namespace, key, the row's JSON text
 Delete = tuple[tuple[str, ...], str]
+HeadOf = tuple[int, int, int, str | None]  # version, base, results, agent
 GetTexts = Callable[[tuple[str, ...], list[str]], list[str | None]]
 GetDocs = Callable[[tuple[str, ...], list[str]], list[dict[str, Any] | None]]
 
@@ -50,9 +52,15 @@ def plan(
     commits: Sequence[Commit],
     appends: Sequence[JournalAppend],
     accepts: Sequence[Accept],
+    known: Mapping[str, HeadOf] | None = None,
+    written: dict[str, HeadOf] | None = None,
 ) -> tuple[list[Row], list[Delete], list[bool], list[bool]]:
     """Return the rows to write, the rows to delete, and per commit and per journal append
-    whether it applied (see :meth:`~praxo_actors.memory._log.SessionLog.write_all`)."""
+    whether it applied (see :meth:`~praxo_actors.memory._log.SessionLog.write_all`).
+
+    ``known`` holds heads as stored that need no read (the writer's own); ``written``, when
+    given, receives the heads these rows write.
+    """
     rows: list[Row] = []
     deletes: list[Delete] = []
     pending_runs = _pending_runs(get_docs, commits, appends)
@@ -79,7 +87,7 @@ def plan(
             inboxes.take(sid, pending.run_id)
         pending_runs[sid] = (pending.run_id, pending.entries)
         appended.append(True)
-    heads = _heads(get_texts, get_docs, commits)
+    heads = _heads(get_texts, get_docs, commits, known)
     applied: list[bool] = []
     touched: dict[str, None] = {}
     indexed: list[tuple[str, int, str | None]] = []  # results written: session, number, run
@@ -112,6 +120,8 @@ def plan(
         applied.append(True)
     for sid in touched:
         rows.append((HEADS, sid, head_row(*heads[sid])))
+        if written is not None:
+            written[sid] = heads[sid]
     if indexed:
         index_puts, index_deletes = index_rows(get_texts, RESULTS, indexed, RESULTS_KEPT)
         rows.extend(index_puts)
@@ -142,11 +152,27 @@ def _drop_journal(
 
 
 def _heads(
-    get_texts: GetTexts, get_docs: GetDocs, commits: Sequence[Commit]
-) -> dict[str, tuple[int, int, int, str | None]]:
-    """Each committing session's head as stored: version, base, results, agent."""
-    ids = list(dict.fromkeys([c.session_id for c in commits]))
-    heads: dict[str, tuple[int, int, int, str | None]] = {}
+    get_texts: GetTexts,
+    get_docs: GetDocs,
+    commits: Sequence[Commit],
+    known: Mapping[str, HeadOf] | None,
+) -> dict[str, HeadOf]:
+    """Each committing session's head as stored: version, base, results, agent (``known``
+    ones as given, the others read in one batched read)."""
+    heads: dict[str, HeadOf] = {}
+    ids: list[str] = []
+    for commit in commits:
+        sid = commit.session_id
+        if sid in heads:
+            continue
+        kept = None if known is None else known.get(sid)
+        if kept is None:
+            ids.append(sid)
+        else:
+            heads[sid] = kept
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return heads
     headless: list[str] = []
     for sid, text in zip(ids, get_texts(HEADS, ids), strict=True):
         if text is None:

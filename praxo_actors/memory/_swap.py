@@ -48,6 +48,7 @@ def swap(store: StoreBase, namespace: Namespace, key: str, old: str | None, new:
     kind = type(store).__name__
     with store._lock:
         store._check_open()
+        store._changes += 1
         now = store._clock()
         if kind == "SQLiteStore":
             return _swap_sqlite(store, ns, key, old, new, now)  # type: ignore[arg-type]

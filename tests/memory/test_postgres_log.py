@@ -156,3 +156,22 @@ def test_a_load_sees_one_version_while_another_host_commits(hosts: list[Any]) ->
     session, position = revive(state, "s", ("message", "session", "text", "tool_call"), None)
     assert position.version in (2, 3)
     assert [m.content for m in session.messages][-1] == f"a{position.version}"
+
+
+def test_a_runtime_writer_on_a_shared_database_checks_the_version_there(
+    hosts: list[Any],
+) -> None:
+    """A writer that keeps heads on other stores keeps none on a database shared by hosts: a
+    commit built on the version it wrote last is refused once another host moved the log on."""
+    first, second = (SessionLog(store, keep_heads=True) for store in hosts)
+
+    def commit(version: int, run: str) -> Commit:
+        record = dump_record("s", version + 1, run, [message_user(run), message_assistant("a")])
+        return Commit("s", expected=version, run_id=run, record=record)
+
+    assert first.write([commit(0, "a1")], []) == [True]
+    assert second.write([commit(1, "b2")], []) == [True]
+    assert first.write([commit(1, "a2")], []) == [False]  # the other host's commit is seen
+    assert first.write([commit(2, "a3")], []) == [True]
+    state = second.load(["s"])[0]
+    assert state is not None and state.version == 3

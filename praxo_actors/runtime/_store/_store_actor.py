@@ -71,7 +71,8 @@ class _StoreLogic:
     def __init__(self, store: Any, on_saved: Saved) -> None:
         super().__init__()
         self.store = store
-        self.log = SessionLog(store)
+        # The one writer of the store's log (the runtime holds its lease): it keeps its heads.
+        self.log = SessionLog(store, keep_heads=True)
         self._on_saved = on_saved
         self._commits: list[Commit] = []
         self._appends: list[JournalAppend] = []
