@@ -92,18 +92,12 @@ async def session_of_run(runtime: Any, run_id: str) -> str | None:
 def _session_here(runtime: Any, run_id: str) -> str | None:
     import pykka
 
-    from praxo_actors.runtime._protocol import FindRun, RunFound, decode, encode
+    from praxo_actors.runtime._front._by_id import session_of
 
-    kernel = runtime._kernel
     try:
-        pending = kernel.call(kernel.known, run_id, timeout=kernel.timeout)
-        if pending is not None:
-            found: str = pending.session_id
-            return found
-        reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
+        return session_of(runtime._kernel, run_id)
     except pykka.Timeout:
         raise PraxoError(RUNTIME_TIMEOUT, f"no session named for {run_id!r} in time") from None
-    return reply.session_id if isinstance(reply, RunFound) else None
 
 
 def journaled(runtime: Any, agent: str) -> bool:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._front._runtime import Runtime
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["aresult_by_id", "result_by_id"]
+__all__ = ["aresult_by_id", "result_by_id", "session_of", "stored_session"]
 
 
 def result_by_id(runtime: Runtime, kernel: Kernel, run_id: str, timeout: float | None) -> RunResult:
@@ -38,18 +38,40 @@ def result_by_id(runtime: Runtime, kernel: Kernel, run_id: str, timeout: float |
         pending = kernel.call(kernel.known, run_id, timeout=kernel.timeout)
         if pending is not None:
             return pending.get(timeout=timeout)
-        reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
+        session_id = stored_session(kernel, run_id)
     except pykka.Timeout:
         raise PraxoError(RUNTIME_TIMEOUT, f"no result for {run_id!r} within {timeout} s") from None
-    if not isinstance(reply, RunFound):
-        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
-    if reply.session_id is None:
+    if session_id is None:
         raise PraxoError(RUNTIME_UNKNOWN_RUN, f"no session knows a run {run_id!r}")
     # The agent is the one each kept result names (a handle's agent only types results that
     # name none: here, none).
-    handle = SessionHandle(runtime, kernel, reply.session_id, "")
+    handle = SessionHandle(runtime, kernel, session_id, "")
     left = None if end is None else max(0.0, end - time.monotonic())
     return run_result(handle, kernel, run_id, left)
+
+
+def stored_session(kernel: Kernel, run_id: str) -> str | None:
+    """Return the session the store names for run ``run_id`` (None: none keeps or holds it).
+
+    Raises:
+        pykka.Timeout: No answer within the runtime's ``timeout``.
+        ProtocolError: ``PROTOCOL_INVALID_MESSAGE`` for a reply that is not the store's.
+    """
+    reply = decode(kernel.ask_store(encode(FindRun(run_id))).get(timeout=kernel.timeout))
+    if not isinstance(reply, RunFound):
+        raise ProtocolError(PROTOCOL_INVALID_MESSAGE, "bad store reply")
+    return reply.session_id
+
+
+def session_of(kernel: Kernel, run_id: str) -> str | None:
+    """Return the session of run ``run_id``: a run pending in this process, else the one the
+    store names (None: no session knows it). Off the loop; each step bounded as in
+    :func:`stored_session`."""
+    pending = kernel.call(kernel.known, run_id, timeout=kernel.timeout)
+    if pending is not None:
+        found: str = pending.session_id
+        return found
+    return stored_session(kernel, run_id)
 
 
 async def aresult_by_id(
