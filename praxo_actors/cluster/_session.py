@@ -140,6 +140,13 @@ class ClusterSession(SessionSchedules):
         """
         return self.cluster._submit(self.id, self.agent, input, deadline, timeout)
 
+    async def asubmit(
+        self, input: str, deadline: float | None = None, timeout: float = 30.0
+    ) -> str:
+        """:meth:`submit`, awaited (it waits in the loop's default executor)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.submit, input, deadline, timeout)
+
     def astream(
         self, input: str, deadline: float | None = None, buffer: int = 1000
     ) -> ClusterRunStream:

@@ -44,14 +44,14 @@ def a2a_app(
     keeps the conversation, so each message is one run of its text. ``SendMessage`` answers with
     the task when its run ends (or at once, asked to return immediately);
     ``SendStreamingMessage`` streams the task's status updates. A task is one run: its id is the
-    run's id (and so is its metadata's ``praxo.run_id``); on a ``Runtime``, a durable agent's
-    run is in the store before its task is answered. A task the app no longer remembers (past
-    its last 10,000, or answered before the process restarted) is found again from the runtime
-    by ``GetTask``, ``CancelTask``, ``SubscribeToTask`` and the message answering it, as long as
-    the runtime keeps the run's outcome: ``completed``, ``failed`` with its code,
-    ``input-required``, or ``working`` (followed from then on). Cancelling the task cancels the
-    run (over a ``ClusterRuntime``, a run in flight cannot be: ``CancelTask`` answers
-    ``TaskNotCancelable`` with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or a tool's
+    run's id (and so is its metadata's ``praxo.run_id``); a durable agent's run is in the store
+    (on a cluster, the shared one) before its task is answered. A task the app no longer
+    remembers (past its last 10,000, or answered before the process restarted) is found again
+    from the runtime by ``GetTask``, ``CancelTask``, ``SubscribeToTask`` and the message
+    answering it, as long as the runtime keeps the run's outcome: ``completed``, ``failed``
+    with its code, ``input-required``, or ``working`` (followed from then on). Cancelling the
+    task cancels the run (over a ``ClusterRuntime``, a run in flight cannot be: ``CancelTask``
+    answers ``TaskNotCancelable`` with ``PROTOCOL_NOT_ON_CLUSTER``). An approval or a tool's
     ``Interrupt`` leaves the task ``input-required`` (the status message carries the interrupt's
     payload as a data part); the next message of the task answers it (its data part, or its text
     read as JSON when it is JSON, else the text) and the run goes on; an answer the run refuses

@@ -101,9 +101,11 @@ def _session_here(runtime: Any, run_id: str) -> str | None:
 
 
 def journaled(runtime: Any, agent: str) -> bool:
-    """Whether a run of ``agent`` on ``runtime`` (a ``Runtime``'s) is accepted into the store
-    by ``asubmit`` before its id is handed out (a durable agent's): a run acknowledged to a
-    client then outlives the process."""
+    """Whether a run of ``agent`` on ``runtime`` is accepted into the store by ``asubmit``
+    before its id is handed out (a durable agent's; on a cluster, into the shared store by the
+    session's host): a run acknowledged to a client then outlives the process."""
+    if on_cluster(runtime):
+        return agent in runtime._durable
     kernel = getattr(runtime, "_kernel", None)
     return kernel is not None and bool(kernel.agents.is_durable(agent))
 
