@@ -264,10 +264,15 @@ class Activator:
 
     def _finish(self, batch: _Batch) -> None:
         documents, refs = batch.documents, batch.refs
-        if documents is None or refs is None:
+        if batch.done:
+            # Expired: the runs failed already. What started late is stopped as its start is
+            # reported, whether or not the store ever answers: no session actor is left that
+            # no entry owns.
+            if refs:
+                _stop_started(refs)
+                batch.refs = []
             return
-        if batch.done:  # expired: the runs failed already; stop what started late
-            _stop_started(refs)
+        if documents is None or refs is None:
             return
         batch.done = True
         lifecycle = self.kernel.lifecycle
@@ -300,8 +305,10 @@ class Activator:
             batch.done = True
             for session_id, entry in zip(batch.ids, batch.entries, strict=True):
                 lifecycle.activation_failed(session_id, entry, error)
-            if batch.refs is not None:  # started, but the read never came: stop them
+            if batch.refs:  # started, but the read never came: stop them
                 _stop_started(batch.refs)
+                batch.refs = []
+            batch.ids, batch.entries = [], []  # failed: a late answer has none to activate
 
 
 def _stop_started(refs: list[pykka.ActorRef[Any] | SupervisorError]) -> None:

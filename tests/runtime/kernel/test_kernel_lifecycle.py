@@ -254,3 +254,26 @@ def test_a_durable_run_ended_by_a_stop_is_taken_out_of_the_store(rig: Build) -> 
     assert [(c.session_id, c.inbox, c.ends) for c in commits] == [
         ("s", future.run_id, future.run_id)
     ]
+
+
+def test_a_session_started_after_its_activation_timed_out_is_stopped_at_once(
+    rig: Build,
+) -> None:
+    """A store that never answers times the batch out; the actor the supervisor reports
+    started after that is stopped as soon as it is reported (the store still silent), told
+    nothing, and not live."""
+    r = rig(timeout=5.0)
+    future = r.submit("s")
+    r.turn()
+    r.clock.advance(5.5)
+    assert code(future) == "RUNTIME_TIMEOUT"
+    assert r.start() == ["s"]  # the supervisor's late answer
+    late = r.sessions["s"]
+    assert not late.alive and late.told == []
+    assert not r.kernel.is_live("s") and r.statistics().live_sessions == 0
+    r.read()  # the store's late answer changes nothing
+    assert late.told == [] and r.statistics().live_sessions == 0
+    again = r.submit("s")  # the session activates again, on a new actor
+    r.activate()
+    assert r.sessions["s"] is not late and r.sessions["s"].alive
+    assert not again.done() and isinstance(r.sessions["s"].told[-1], StartRun)

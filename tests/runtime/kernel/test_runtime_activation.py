@@ -19,6 +19,7 @@ from praxo_actors.memory._log import PENDING
 from praxo_actors.runtime import RunFuture, Runtime
 from praxo_actors.runtime._kernel import _activation
 from praxo_actors.testing import ManualClock
+from praxo_actors.testing._eventually import eventually
 
 Start = Callable[..., Runtime]
 
@@ -27,17 +28,19 @@ ACTIVATION = 10.0
 
 
 class _StuckStore(InMemoryStore):
-    """An in-memory store whose session-log reads never return until the test releases them."""
+    """An in-memory store whose session-log reads never return until the test releases them
+    (failing after ``hold`` seconds, not to hang a broken test)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold: float = TIMEOUT) -> None:
         super().__init__()
+        self.hold = hold
         self.entered = threading.Event()
         self.released = threading.Event()
 
     def get_many(self, namespace: Sequence[str], keys: Sequence[str]) -> Any:
         if tuple(namespace) == PENDING:  # read once per batch of sessions restored
             self.entered.set()
-            if not self.released.wait(TIMEOUT):
+            if not self.released.wait(self.hold):
                 raise TimeoutError("the store was never released")
         return super().get_many(namespace, keys)
 
@@ -271,3 +274,64 @@ def test_an_answer_restarts_the_count_for_the_batches_still_waiting() -> None:
     assert expired == []
     clock.advance(0.001)
     assert expired == [[second]]
+
+
+class _HeldStart:
+    """Wraps a registry's ``register``: the session named ``session_id`` is registered (so its
+    start reported) only once the test releases it."""
+
+    def __init__(self, register: Callable[..., Any], session_id: str) -> None:
+        self.register = register
+        self.session_id = session_id
+        self.entered = threading.Event()
+        self.released = threading.Event()
+
+    def __call__(self, name: Any, ref: Any) -> Any:
+        if name == self.session_id:
+            self.entered.set()
+            if not self.released.wait(TIMEOUT):
+                raise TimeoutError("the start was never released")
+        return self.register(name, ref)
+
+
+def test_a_session_started_after_its_activation_timed_out_leaves_no_actor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The store never answers and the session's start is reported only after its run failed
+    RUNTIME_TIMEOUT: the late actor is stopped then (the store still silent), so the actors
+    come back to what they were; the session activates again afterwards."""
+    before = set(threading.enumerate())
+    clock = ManualClock()
+    store = _StuckStore(hold=3 * TIMEOUT)  # silent for longer than the test waits
+
+    async def main() -> None:
+        async with Runtime.open(store, clock=clock, timeout=ACTIVATION, idle_timeout=None) as rt:
+            rt.register_agent("default", echo_agent)
+            sessions = rt._sessions_ref.proxy()  # type: ignore[union-attr]
+
+            def actors() -> int:
+                """The session actors running (the sessions supervisor's children)."""
+                return int(sessions.count_children().get(timeout=TIMEOUT).active)
+
+            held = _HeldStart(rt.registry.register, "late")
+            monkeypatch.setattr(rt.registry, "register", held)
+            baseline = await asyncio.to_thread(actors)
+            try:
+                future = rt.session("late").run("x")
+                assert await asyncio.to_thread(store.entered.wait, TIMEOUT)
+                assert await asyncio.to_thread(held.entered.wait, TIMEOUT)
+                clock.advance(ACTIVATION)
+                assert (await _error(future)).code == "RUNTIME_TIMEOUT"
+                held.released.set()  # the start is reported now, after the timeout
+                await asyncio.to_thread(
+                    eventually, lambda: actors() == baseline, timeout=TIMEOUT, what="no actor left"
+                )
+                assert rt.registry.lookup("late") is None
+                assert rt.statistics().live_sessions == 0
+            finally:
+                held.released.set()
+                store.released.set()
+            assert (await rt.session("late").arun("y")).output == "y"
+
+    asyncio.run(main())
+    assert_no_new_threads(before, TIMEOUT)
