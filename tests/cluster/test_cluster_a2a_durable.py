@@ -1,9 +1,11 @@
 """The A2A app over a ``ClusterRuntime`` answers a durable agent's task only once its run is in
-the shared store (as over a ``Runtime``): a task a client was told about outlives the hosts.
+the shared store (as over a ``Runtime``): a task a client was told about outlives the hosts,
+and its id is its run's.
 
 A two-node Ray cluster with two session hosts on PostgreSQL; the app is served by uvicorn in
 this process. The fault: the session's host is paused (SIGSTOP) when the message arrives, so it
-cannot store the run, and is killed (SIGKILL) once the front has sent it the run.
+cannot store the run, and is killed (SIGKILL) once the front has sent it the run (a spy on
+the front's handle of that host tells when).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ def log(cluster_store: Any) -> Iterator[SessionLog]:
 
 def send(url: str, context_id: str, text: str) -> dict[str, Any]:
     """SendMessage, answered at once; return the task."""
-    message = {"messageId": text, "contextId": context_id, "role": "ROLE_USER", "parts": []}
-    message["parts"] = [{"text": text}]
+    parts = [{"text": text}]
+    message = {"messageId": text, "contextId": context_id, "role": "ROLE_USER", "parts": parts}
     params = {"message": message, "configuration": {"returnImmediately": True}}
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
     reply = httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=TIMEOUT)
@@ -111,7 +113,9 @@ class _Asked:
 def paused_then_killed(cluster: ClusterRuntime, host: str) -> Iterator[threading.Event]:
     """Pause ``host`` (SIGSTOP); yield an event set once the front sends it a run; kill it
     (SIGKILL: Ray restarts it) when the block ends."""
-    pid = ray.get(cluster._hosts[host].__ray_call__.remote(lambda _host: os.getpid()))
+    pid = ray.get(
+        cluster._hosts[host].__ray_call__.remote(lambda _host: os.getpid()), timeout=TIMEOUT
+    )
     handle = cluster._hosts[host]
     spy = _Asked(handle)
     cluster._hosts[host] = spy
