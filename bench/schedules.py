@@ -7,8 +7,8 @@
    starts a runtime on it with ``resume=True`` and reports its RSS and start-up time, and when
    its runner had read them all (on its own thread, after the start; it keeps in memory only
    the fires due within the hour, see ``HORIZON_NS``). Another child does the same on a store
-   holding no schedule, of the same size (the floor). Targets (SPEC §26): at most 200 bytes of
-   RSS per pending schedule beyond the floor, and a start-up at most 2x the floor's.
+   holding no schedule, of the same size (the floor). Targets: at most 200 bytes of RSS per
+   pending schedule beyond the floor, and a start-up at most 2x the floor's.
 2. Due at once: ``--due`` sessions each hold a schedule that falls due at the same instant of a
    ``ManualClock``; the time from the clock's step to the last run's result gives a fire rate,
    set beside the rate of ``--due`` ``submit`` calls (and their results) on the same runtime

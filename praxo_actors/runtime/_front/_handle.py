@@ -367,7 +367,7 @@ class SessionHandle:
         key: str | None = None,
         catch_up: str = "once",
     ) -> Schedule:
-        """Run ``input`` in this session later, or again and again; see docs/schedules.md.
+        """Run ``input`` in this session later, or again and again; see docs/how-to/schedules.md.
 
         Args:
             input: The message each fire submits as a run (durable if the agent is).

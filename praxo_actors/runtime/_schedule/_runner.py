@@ -49,7 +49,14 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._kernel._clock import RuntimeClock, Timer
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["LEASE_NS", "ScheduleRunner", "run_id_of"]
+__all__ = [
+    "BACKOFF_FIRST_NS",
+    "BACKOFF_MAX_NS",
+    "LEASE_NS",
+    "ScheduleRunner",
+    "retry_delay_ns",
+    "run_id_of",
+]
 
 logger = get_logger("praxo_actors.runtime")
 
@@ -63,13 +70,25 @@ HORIZON_NS = 3600 * _NS
 """A runner that reads the store's schedules (``resume=True``) keeps in memory only those due
 within this much time (a heap entry each), and reads the store again every half of it."""
 _RESCAN = ""  # the heap entry of the next rescan (no schedule id is empty)
-_RETRY_NS = 1 * _NS  # a fire the store failed is tried again this much later
+_RETRY_NS = 1 * _NS  # a claim that lost three races in a row is tried again this much later
+# A fire the store failed is tried again after a capped exponential backoff: 1 s after its
+# first failure in a row, then 2, 4, 8, 16 s, then every 30 s while the store keeps failing.
+# The count is per schedule (the rescan's too) and starts again at its first success, so a
+# store that is down costs one attempt per schedule every 30 s, not every second.
+BACKOFF_FIRST_NS = 1 * _NS
+BACKOFF_MAX_NS = 30 * _NS
 _IDLE_WAIT = 60.0  # real time: wake at least this often (a clock set forward, a long delay)
 
 
 def run_id_of(schedule_id: str, occurrence_ns: int) -> str:
     """The id of the run a schedule's occurrence submits: the same on every host and attempt."""
     return f"{schedule_id}@{occurrence_ns}"
+
+
+def retry_delay_ns(failures: int) -> int:
+    """How long after its ``failures``-th failure in a row (1, 2, ...) a fire is tried again:
+    :data:`BACKOFF_FIRST_NS`, doubled at each failure, at most :data:`BACKOFF_MAX_NS`."""
+    return min(BACKOFF_FIRST_NS << min(failures - 1, 32), BACKOFF_MAX_NS)
 
 
 class ScheduleRunner:
@@ -89,6 +108,7 @@ class ScheduleRunner:
         self._heap: list[tuple[int, str]] = []
         self._armed: dict[str, int] = {}  # each schedule's one live heap entry (others: stale)
         self._waiting: dict[str, set[str]] = {}  # agent ("": any) -> schedules waiting for it
+        self._failures: dict[str, int] = {}  # the thread's own: failures in a row per schedule
         self._thread: threading.Thread | None = None
         self._timer: Timer | None = None
         self._timer_due: int | None = None
@@ -222,9 +242,20 @@ class ScheduleRunner:
                         self.load()
                     else:
                         self._fire(schedule_id)
-                except Exception as exc:  # the store failed: try this one again later
-                    logger.warning("schedule_fire_failed", schedule_id=schedule_id, error=repr(exc))
-                    self._add(schedule_id, self.wall_ns() + _RETRY_NS)
+                except Exception as exc:  # the store failed: try this one again, backed off
+                    failures = self._failures.get(schedule_id, 0) + 1
+                    self._failures[schedule_id] = failures
+                    delay_ns = retry_delay_ns(failures)
+                    logger.warning(
+                        "schedule_fire_failed",
+                        schedule_id=schedule_id,
+                        attempt=failures,
+                        retry_in_s=delay_ns / _NS,
+                        error=repr(exc),
+                    )
+                    self._add(schedule_id, self.wall_ns() + delay_ns)
+                else:
+                    self._failures.pop(schedule_id, None)
 
     def _next_due(self) -> list[str] | None:
         """Wait until schedules are due and return their ids (None: the runner closed)."""

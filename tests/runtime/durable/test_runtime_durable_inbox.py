@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,40 @@ class Echo:
         return new_agent_options(self.model)
 
 
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """The SQLite file a test's runtimes share, one after the other."""
+    return tmp_path / "s.sqlite3"
+
+
+@contextmanager
+def _first_runtime(path: Path, **kwargs: Any) -> Iterator[tuple[Runtime, Echo]]:
+    """A runtime on ``path`` whose durable ``default`` agent holds the run ``first``; it is
+    stopped when the block ends, leaving what it accepted in the store."""
+    echo = Echo(hold="first")
+    with Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, **kwargs) as rt:
+        rt.register_agent("default", echo.agent, durable=True)
+        yield rt, echo
+
+
+def _next_runtime(
+    runtime: Start, path: Path, durable: bool = True, **kwargs: Any
+) -> tuple[Runtime, Echo]:
+    """The runtime after it: on ``path`` with ``resume=True``, an agent that holds nothing."""
+    again = Echo()
+    rt = runtime(store=path, resume=True, **kwargs)
+    rt.register_agent("default", again.agent, durable=durable)
+    return rt, again
+
+
+def _held(runtime: Start, store: InMemoryStore) -> tuple[Runtime, Echo]:
+    """A runtime on ``store`` whose durable ``default`` agent holds the run ``first``."""
+    rt = runtime(store=store)
+    echo = Echo(hold="first")
+    rt.register_agent("default", echo.agent, durable=True)
+    return rt, echo
+
+
 def _accept_behind_a_held_run(rt: Runtime, echo: Echo, n: int) -> list[str]:
     """Submit ``first`` (held in its model call) and ``n`` runs queued behind it."""
     handle = rt.session("s")
@@ -51,24 +86,16 @@ def _accept_behind_a_held_run(rt: Runtime, echo: Echo, n: int) -> list[str]:
     return ids
 
 
-def test_queued_runs_survive_a_stop_and_run_once_in_order(runtime: Start, tmp_path: Path) -> None:
+def test_queued_runs_survive_a_stop_and_run_once_in_order(runtime: Start, path: Path) -> None:
     """Stopped with runs queued, each submitted run fails RUNTIME_STOPPED here and, after a
     restart with resume=True, runs once, in submission order; result(run_id) finds each."""
-    path = tmp_path / "s.sqlite3"
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    with _first_runtime(path) as (rt, echo):
         ids = _accept_behind_a_held_run(rt, echo, 3)
         assert rt.inspect("s").queued_runs == 3
-    finally:
-        rt.stop()
     with SQLiteStore(path) as store:
         (inbox,) = store.search(INBOX)
         assert [run["run_id"] for run in inbox.value["runs"]] == ids
-    again = Echo()
-    rt2 = runtime(store=path, resume=True)
-    rt2.register_agent("default", again.agent, durable=True)
+    rt2, again = _next_runtime(runtime, path)
     handle = rt2.session("s")
     outputs = [handle.result(run_id, timeout=TIMEOUT).output for run_id in ids]
     assert outputs == ["done first", "done m0", "done m1", "done m2"]
@@ -78,13 +105,9 @@ def test_queued_runs_survive_a_stop_and_run_once_in_order(runtime: Start, tmp_pa
     assert list(rt2.store.search(INBOX)) == [] and list(rt2.store.search(PENDING)) == []
 
 
-def test_their_futures_fail_runtime_stopped(tmp_path: Path) -> None:
+def test_their_futures_fail_runtime_stopped(path: Path) -> None:
     """A queued submitted run whose runtime stops is settled: its result there is the stop."""
-    path = tmp_path / "s.sqlite3"
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    with _first_runtime(path) as (rt, echo):
         handle = rt.session("s")
         handle.submit("first")
         assert echo.entered.wait(TIMEOUT)
@@ -93,22 +116,14 @@ def test_their_futures_fail_runtime_stopped(tmp_path: Path) -> None:
         kernel = handle._kernel
         pending = kernel.call(kernel.known, second, timeout=TIMEOUT)
         assert pending is not None
-    finally:
-        rt.stop()
     assert error_code(queued) == "RUNTIME_STOPPED"
     assert error_code(pending) == "RUNTIME_STOPPED"
 
 
-def test_resume_pending_runs_a_session_that_has_only_queued_runs(tmp_path: Path) -> None:
+def test_resume_pending_runs_a_session_that_has_only_queued_runs(path: Path) -> None:
     """resume_pending() counts and restores a session whose inbox holds runs (none begun)."""
-    path = tmp_path / "s.sqlite3"
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    with _first_runtime(path) as (rt, echo):
         ids = _accept_behind_a_held_run(rt, echo, 2)
-    finally:
-        rt.stop()
     again = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
     try:
         again.register_agent("default", Echo().agent, durable=True)
@@ -123,9 +138,7 @@ def test_a_crashed_session_runs_its_accepted_runs_once(runtime: Start) -> None:
     """A session crash with submitted runs queued: restored, it runs each once, in order (the
     kernel's copies of their starts are not run again)."""
     store = InMemoryStore()
-    rt = runtime(store=store)
-    echo = Echo(hold="first")
-    rt.register_agent("default", echo.agent, durable=True)
+    rt, echo = _held(runtime, store)
     ids = _accept_behind_a_held_run(rt, echo, 3)
     echo.hold = None
     rt.session("s").crash_for_testing()
@@ -155,9 +168,7 @@ def test_an_accepted_run_costs_at_most_one_store_write(runtime: Start) -> None:
     """A burst of submits queued behind a run: each is in the inbox when its id is returned,
     at a cost of at most one write (a transaction) each, fewer when the store gathers them."""
     store = CountingStore()
-    rt = runtime(store=store)
-    echo = Echo(hold="first")
-    rt.register_agent("default", echo.agent, durable=True)
+    rt, echo = _held(runtime, store)
     handle = rt.session("s")
     first = handle.submit("first")  # in the inbox too: it has journaled nothing yet
     assert echo.entered.wait(TIMEOUT)
@@ -179,9 +190,7 @@ def test_an_accepted_run_costs_at_most_one_store_write(runtime: Start) -> None:
 def test_a_submitted_run_that_fails_before_it_begins_leaves_the_inbox(runtime: Start) -> None:
     """Cancelled while queued, an accepted run is out of the inbox: it never runs later."""
     store = InMemoryStore()
-    rt = runtime(store=store)
-    echo = Echo(hold="first")
-    rt.register_agent("default", echo.agent, durable=True)
+    rt, echo = _held(runtime, store)
     first, queued = _accept_behind_a_held_run(rt, echo, 1)
     kernel = rt.session("s")._kernel
     assert kernel.call(kernel.cancel, queued, timeout=TIMEOUT)
@@ -193,25 +202,17 @@ def test_a_submitted_run_that_fails_before_it_begins_leaves_the_inbox(runtime: S
     store.close()
 
 
-def test_runs_a_stopped_session_cancelled_never_run_later(runtime: Start, tmp_path: Path) -> None:
+def test_runs_a_stopped_session_cancelled_never_run_later(runtime: Start, path: Path) -> None:
     """handle.stop() cancels the submitted runs queued in the session: they leave the inbox,
     so a later runtime with resume=True does not run them."""
-    path = tmp_path / "s.sqlite3"
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    with _first_runtime(path) as (rt, echo):
         ids = _accept_behind_a_held_run(rt, echo, 2)
         assert rt.session("s").stop(timeout=TIMEOUT)
         for run_id in ids[1:]:
             with pytest.raises(Exception) as info:
                 rt.session("s").result(run_id, timeout=TIMEOUT)
             assert getattr(info.value, "code", None) == "AGENT_CANCELLED"
-    finally:
-        rt.stop()
-    again = Echo()
-    rt2 = runtime(store=path, resume=True)
-    rt2.register_agent("default", again.agent, durable=True)
+    rt2, again = _next_runtime(runtime, path)
     assert rt2.session("s").run("later").get(timeout=TIMEOUT).output == "done later"
     assert "m0" not in again.calls and "m1" not in again.calls
 
@@ -253,21 +254,13 @@ def test_a_run_submitted_behind_a_resume_is_accepted(runtime: Start) -> None:
 
 
 def test_an_accepted_run_whose_agent_is_no_longer_durable_runs_once(
-    runtime: Start, tmp_path: Path
+    runtime: Start, path: Path
 ) -> None:
     """Restored from the inbox under an agent registered without durable, the run runs and
     its commit takes it out of the inbox: a later restore does not run it again."""
-    path = tmp_path / "s.sqlite3"
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    with _first_runtime(path) as (rt, echo):
         ids = _accept_behind_a_held_run(rt, echo, 1)
-    finally:
-        rt.stop()
-    again = Echo()
-    rt2 = runtime(store=path, resume=True)
-    rt2.register_agent("default", again.agent)  # not durable now
+    rt2, again = _next_runtime(runtime, path, durable=False)  # not durable now
     handle = rt2.session("s")
     assert [handle.result(r, timeout=TIMEOUT).output for r in ids] == ["done first", "done m0"]
     assert list(rt2.store.search(INBOX)) == []
@@ -276,25 +269,18 @@ def test_an_accepted_run_whose_agent_is_no_longer_durable_runs_once(
     assert again.calls == Counter({"first": 1, "m0": 1, "later": 1})
 
 
-def test_a_forged_accepted_run_is_refused_with_a_key(runtime: Start, tmp_path: Path) -> None:
+def test_a_forged_accepted_run_is_refused_with_a_key(runtime: Start, path: Path) -> None:
     """With a checkpoint key, an accepted run a store writer edited fails CHECKPOINT_SIGNATURE
     and leaves the inbox; the runs beside it run."""
-    path, key = tmp_path / "s.sqlite3", b"k" * 32
-    echo = Echo(hold="first")
-    rt = Runtime.start(path, idle_timeout=None, timeout=TIMEOUT, checkpoint_key=key)
-    try:
-        rt.register_agent("default", echo.agent, durable=True)
+    key = b"k" * 32
+    with _first_runtime(path, checkpoint_key=key) as (rt, echo):
         first, forged, kept = _accept_behind_a_held_run(rt, echo, 2)
-    finally:
-        rt.stop()
     with SQLiteStore(path) as store:
         (inbox,) = store.search(INBOX)
         runs = inbox.value["runs"]
         runs[1]["input"] = "rm -rf /"
         store.put(INBOX, "s", {"runs": runs})
-    again = Echo()
-    rt2 = runtime(store=path, resume=True, checkpoint_key=key)
-    rt2.register_agent("default", again.agent, durable=True)
+    rt2, again = _next_runtime(runtime, path, checkpoint_key=key)
     handle = rt2.session("s")
     with pytest.raises(Exception) as info:
         handle.result(forged, timeout=TIMEOUT)

@@ -120,13 +120,15 @@ def test_a_resumed_durable_caller_waits_for_the_same_child_run(runtime: Start) -
     rt = runtime(store=store)
     rt.register_agent("helper", lambda: new_agent_options(latch))
     rt.register_agent("boss", caller("helper"), durable=True)
+    # Subscribed before the crash: the resumption may be published as soon as it happens.
+    recorder = EventRecorder()
+    rt.events.subscribe(recorder, pattern="run.resumed", session_id="s")
     handle = rt.session("s", "boss")
     future = handle.run("hi")
     assert latch.entered.wait(TIMEOUT)
+    assert recorder.types() == []
     handle.crash_for_testing()
     # The resumed caller asks again: it must find the running child, not start one.
-    recorder = EventRecorder()
-    rt.events.subscribe(recorder, pattern="run.resumed", session_id="s")
     recorder.wait_for("run.resumed", TIMEOUT)
     latch.release()
     assert future.get(timeout=TIMEOUT).output == "told: latched sub hi"  # once, not twice
