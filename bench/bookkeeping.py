@@ -12,7 +12,7 @@ rollback check, ``versions_kept``); the store keeps the session's log, on disk w
 default here: its page cache is bounded) or in RAM with the in-memory store (``--store
 memory``: that growth is the sessions' data, not bookkeeping).
 
-Targets (SPEC §19): RSS within 300 MB of the start after 1,000,000 sessions; at most 200 bytes
+Targets: RSS within 300 MB of the start after 1,000,000 sessions; at most 200 bytes
 kept per stopped session, measured on the heap (``tracemalloc``) for the map of kept versions.
 """
 

@@ -1,4 +1,4 @@
-"""Importing the pure layers loads neither the runtime nor its dependencies (SPEC §12)."""
+"""Importing the pure layers loads neither the runtime nor its dependencies."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from praxo_actors.models import Response
 
 __all__ = ["HeldDeltas"]
 
-# Where a call's markup may begin in any §13 format: a tag or special token, a JSON object or
+# Where a call's markup may begin in any named format: a tag or special token, a JSON object or
 # array, or a dotted line of the default set.
 _OPENER = re.compile(r"[<{\[]|^[^\S\n]*tool\.", re.MULTILINE)
 

@@ -117,7 +117,7 @@ def openai_model(
             or OpenAI's).
         api_key: None: ``OPENAI_API_KEY``. A self-hosted server may take any string.
         tool_call_format: When the server answers with text, read tool calls from it in this
-            §13 format (``"hermes"``, ``"llama3_json"``, ...) and keep the prose as the text;
+            named format (``"hermes"``, ``"llama3_json"``, ...) and keep the prose as the text;
             None leaves the text as it is (the agent loop may still read calls from it).
         stream: Stream the answer: its text arrives as ``model.delta`` events meanwhile.
         timeout: A deadline in seconds on the whole call, a stream read to its end

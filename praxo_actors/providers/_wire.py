@@ -1,5 +1,5 @@
 """What both providers share: importing the SDK, checking settings, pairing tool results with
-their calls, decoding a call's arguments, and reading calls from text (§13 formats).
+their calls, decoding a call's arguments, and reading calls from text (the named formats).
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ class CallIds:
     result without an id answers the first unanswered call of its name (of any name, when it
     names none) in the assistant message before it. A history stored before calls read from
     text were stored as calls holds them as the assistant's text, followed by their results:
-    those calls are read again from the text (any §13 format), and go out as calls with the
+    those calls are read again from the text (any named format), and go out as calls with the
     prose as the text (``text_calls``). A tool message that answers no call (the loop's report
     of malformed markup) has nothing to pair with: ``answers`` is None and it goes out as a
     user message.
@@ -310,7 +310,7 @@ def text_calls(text: str, tool_call_format: str | None) -> tuple[str, list[ToolC
     """Read the calls a server left in its text, in ``tool_call_format``; keep the prose.
 
     Returns the prose and the calls (none: the text unchanged), or the markup's error as a
-    ``ModelError`` with the §4.2 code: never a silently wrong call. Inside a run, each call
+    ``ModelError`` with its stable code: never a silently wrong call. Inside a run, each call
     without an id gets the one the loop gives a call it reads from text.
     """
     if tool_call_format is None or not text:

@@ -31,7 +31,7 @@ _UNLAID = {
 
 
 def test_every_format_of_the_spec_is_listed() -> None:
-    """tool_call_formats() lists the 26 names of SPEC §13, without the auto mode."""
+    """tool_call_formats() lists the 26 format names, without the auto mode."""
     names = tool_call_formats()
     assert len(names) == len(set(names)) == 26
     assert {"hermes", "openai", "qwen3_coder", "functiongemma"} <= set(names)

@@ -12,7 +12,7 @@
 | ``nemotron_v2`` | ``<TOOLCALL>[{…}]</TOOLCALL>`` |
 | ``apertus`` | ``<|tools_prefix|>[{"name": {…arguments}}]<|tools_suffix|>`` |
 
-Bodies between a tag pair end at the first closing tag outside JSON strings, as in §4.2; a
+Bodies between a tag pair end at the first closing tag outside JSON strings; a
 missing closing tag is ``TOOL_CALL_MALFORMED``. A call object needs a ``name``; missing
 arguments mean ``{}``.
 """

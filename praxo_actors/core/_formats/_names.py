@@ -7,7 +7,7 @@ from praxo_actors.codes import TOOL_CALL_UNKNOWN_FORMAT
 
 __all__ = ["AUTO", "FORMAT_NAMES", "checked_format", "tool_call_formats"]
 
-#: The names of SPEC §13, in its order; vLLM's ``--tool-call-parser`` names where it has one.
+#: The formats' names, in a fixed order; vLLM's ``--tool-call-parser`` names where it has one.
 FORMAT_NAMES = (
     "hermes",
     "llama3_json",

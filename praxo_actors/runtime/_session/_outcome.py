@@ -4,7 +4,7 @@ A callback (model, tool, repairer, summariser) returns a value or raises. The se
 outcome inside its message. A value is msgpack-encoded with the message, once: the session gets
 a copy. An exception is
 the one thing that rides along as an object, in the same message, beside the encoded
-:class:`Raised` notice (its type and text): §2 has a callback's own exception reach the
+:class:`Raised` notice (its type and text): the contract has a callback's own exception reach the
 run's caller *unchanged* — the same object — never as a code or a copy. The callback's side
 keeps no reference to it, so nothing is shared.
 
