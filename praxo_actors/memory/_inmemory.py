@@ -88,23 +88,6 @@ def _tables() -> dict[Namespace, _Table]:
 _TABLES = _tables()
 
 
-def _shorten(namespace: Namespace, text: str) -> bytes:
-    """A row's text as stored: UTF-8, shortened if its namespace is one of the log's."""
-    try:
-        data = text.encode()
-    except UnicodeEncodeError:  # a lone surrogate
-        data = text.encode("utf-8", "surrogatepass")
-    table = _TABLES.get(namespace)
-    if table is not None:
-        common, rare, _ = table
-        for phrase, code in common:
-            data = data.replace(phrase, code)
-        if rare and data.count(_RARE):
-            for phrase, code in rare:
-                data = data.replace(phrase, code)
-    return data
-
-
 def _restore(namespace: Namespace, data: bytes) -> str:
     """The text a row's stored form (after its stamps) holds."""
     table = _TABLES.get(namespace)
@@ -115,11 +98,24 @@ def _restore(namespace: Namespace, data: bytes) -> str:
 
 
 def _pack(namespace: Namespace, text: str, created: int, updated: int) -> _Stored:
+    """A row as stored: its stamps, then its text's UTF-8, shortened if its namespace is one
+    of the log's."""
     try:
         stamps = _STAMPS.pack(created, updated)
+        data = text.encode()
     except struct.error:
         return (text, created, updated)
-    return stamps + _shorten(namespace, text)
+    except UnicodeEncodeError:  # a lone surrogate
+        data = text.encode("utf-8", "surrogatepass")
+    table = _TABLES.get(namespace)
+    if table is not None:
+        common, rare, _ = table
+        for phrase, code in common:
+            data = data.replace(phrase, code)
+        if rare and data.count(_RARE):
+            for phrase, code in rare:
+                data = data.replace(phrase, code)
+    return stamps + data
 
 
 def _unpack(namespace: Namespace, stored: _Stored) -> tuple[str, int, int]:
