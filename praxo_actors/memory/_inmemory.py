@@ -11,9 +11,10 @@ from praxo_actors.memory._base import Clock, Namespace, StoreBase, _Row
 __all__ = ["InMemoryStore"]
 
 # A row is one bytes object: created_ns and updated_ns as two signed 64-bit ints, then the
-# document's text, shortened (below) and UTF-8 encoded. ~50 bytes of overhead a row, where a
-# (text, created, updated) tuple took ~145: a session's log is a few rows (its records since
-# its snapshot, its results, its head), kept for every session the process has seen.
+# document's text, UTF-8 encoded (lone surrogates too) and shortened (below). ~50 bytes of
+# overhead a row, where a (text, created, updated) tuple took ~145: a session's log is a few
+# rows (its records since its snapshot, its results, its head), kept for every session the
+# process has seen.
 _STAMPS = struct.Struct("<qq")
 _HEAD = _STAMPS.size
 # A stamp outside 64 bits (only a user's clock could give one) keeps the row as a tuple.
