@@ -338,6 +338,6 @@ class MNActor(compat.ExitHooks):
         # threading.Event it would make only for this class to replace it: per actor, three
         # objects for the collector that a burst of 10,000 sessions had to sweep.
         inbox = _Inbox()
-        compat.init_actor(self, inbox, inbox)
+        compat.init_actor(self, inbox, inbox, held=True)
         inbox._actor = self
         inbox._sched = type(self).actor_scheduler or default_scheduler()

@@ -9,6 +9,7 @@ the run's events, journals a durable run's steps, and commits (or fails) each ru
 from __future__ import annotations
 
 import functools
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -147,7 +148,9 @@ class SessionRuns(MNActor):
             except BaseException as exc:
                 self._failed(start.run_id, exc, kept_as_is(start))
                 continue
-            self._last_agent = start.agent
+            # Interned: each of many idle sessions then holds its agent's name as one shared
+            # string, not a copy decoded from its StartRun.
+            self._last_agent = intern(start.agent)
             self.current = current
             if current.durable is not None and self._inbox is not None:
                 # From the inbox: its first journal write takes it out (it is pending then).
@@ -253,7 +256,7 @@ class SessionRuns(MNActor):
             commit = msgspec.structs.replace(commit, inbox=result.run_id)
         self.session = result.session  # commit: the run completed and its record is written
         if current.agent:
-            self._committed_agent = current.agent
+            self._committed_agent = intern(current.agent)
         if self._deadlines is not None or self._resumed is not None or self._inbox is not None:
             self._ended(result.run_id)
         # The result to the kernel, the commit straight to the store: the store's reply to

@@ -20,6 +20,7 @@ This module holds the actor's life and its messages; its bases hold how runs com
 
 from __future__ import annotations
 
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 import pykka
@@ -247,7 +248,7 @@ class SessionActor(SessionIntake):
         self.session = session
         self.position = position
         if state is not None and state.agent is not None:
-            self._last_agent = self._committed_agent = state.agent
+            self._last_agent = self._committed_agent = intern(state.agent)
         if state is not None and state.pending is not None:
             self._resume(state.pending, state.journal)
         if state is not None and state.inbox:
