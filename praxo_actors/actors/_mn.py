@@ -33,10 +33,11 @@ through :mod:`supervisors._pykka_compat` (the one module that names Pykka's priv
 
 Measured with ``bench/mn_actors.py`` (100,000 idle actors, same machine): an idle MNActor costs
 ~610 B of RSS (~570 B of Python objects: the actor, its ref, URN, weakref, stop event and
-mailbox), against ~24 KiB for a ThreadingActor; 10,000 actors asked once take ~0.2 s instead of
-~1.6 s; an ask round trip costs about what a ThreadingActor's does. Pykka's ``ActorRegistry``
-adds 8 B per actor, but it is a list: each unregistration scans and shifts it, so stopping
-100,000 actors takes ~6 s (stop the oldest first; a LIFO ``stop_all`` is quadratic).
+mailbox; the ref has since kept no weak reference, ~90 B fewer), against ~24 KiB for a
+ThreadingActor; 10,000 actors asked once take ~0.2 s instead of ~1.6 s; an ask round trip
+costs about what a ThreadingActor's does. Pykka's ``ActorRegistry`` adds 8 B per actor, but
+it is a list: each unregistration scans and shifts it, so stopping 100,000 actors takes ~6 s
+(stop the oldest first; a LIFO ``stop_all`` is quadratic).
 
 A scheduler is chosen, in this order, by ``start(..., actor_scheduler=...)``, by the class
 attribute ``actor_scheduler``, or else is :func:`default_scheduler`.
@@ -338,6 +339,6 @@ class MNActor(compat.ExitHooks):
         # threading.Event it would make only for this class to replace it: per actor, three
         # objects for the collector that a burst of 10,000 sessions had to sweep.
         inbox = _Inbox()
-        compat.init_actor(self, inbox, inbox)
+        compat.init_actor(self, inbox, inbox, held=True)
         inbox._actor = self
         inbox._sched = type(self).actor_scheduler or default_scheduler()

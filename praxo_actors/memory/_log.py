@@ -83,6 +83,9 @@ _decode = msgspec.json.decode
 HEADS_KEPT = 65_536
 """How many sessions' heads a log's writer keeps in memory at most (~150 bytes each)."""
 
+EQUAL_HEADS_KEPT = 4096
+"""How many distinct heads a log's writer shares among the sessions whose heads are equal."""
+
 
 class SessionLog:
     """The session log over a memory store's documents (see the module docstring).
@@ -109,6 +112,9 @@ class SessionLog:
         shared = getattr(store, "session_transaction", None) is not None
         keep = keep_heads and self._own_apply and not shared
         self._heads: dict[str, HeadOf] | None = {} if keep else None
+        # One object for the heads that are equal (most sessions' are: a few runs, one
+        # agent): a kept head then costs its session a table slot, not a 72-byte tuple.
+        self._equal: dict[HeadOf, HeadOf] = {}
         self._seen = -1  # the store's count of changes after this log's last write
 
     # -- reading ------------------------------------------------------------------------------
@@ -331,7 +337,11 @@ class SessionLog:
             self._apply(rows, deletes)
         if len(heads) + len(written) > HEADS_KEPT:
             heads.clear()  # bounded: the sessions still running read their heads once more
-        heads.update(written)
+        equal = self._equal
+        if len(equal) + len(written) > EQUAL_HEADS_KEPT:
+            equal.clear()  # bounded too; the heads kept stay as they are
+        for sid, head in written.items():
+            heads[sid] = equal.setdefault(head, head)
         self._seen = self.store._changes
         return applied, appended
 

@@ -11,6 +11,7 @@ writes the new head from its ints.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -115,7 +116,11 @@ def plan(
             results += 1
         if commit.journal >= 0:
             _drop_journal(commit, pending_runs, deletes)
-        heads[sid] = (version, base, results, commit.agent or agent)
+        named = commit.agent
+        if named:
+            # Interned: a head is kept per session, one agent's name is shared by many.
+            agent = intern(named) if type(named) is str else named
+        heads[sid] = (version, base, results, agent)
         touched[sid] = None
         applied.append(True)
     for sid in touched:
@@ -179,7 +184,8 @@ def _heads(
             headless.append(sid)  # new, or written by 0.1: at its snapshot's version
         else:
             head = read_head(text)
-            heads[sid] = (head.version, head.base, head.results, head.agent)
+            agent = None if head.agent is None else intern(head.agent)
+            heads[sid] = (head.version, head.base, head.results, agent)
     for sid, snap in zip(headless, get_docs(SNAPSHOTS, headless), strict=True):
         value = None if snap is None else snap.get("version", 0)
         base = value if type(value) is int and value >= 0 else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from praxo_actors.actors import (
     default_scheduler,
 )
 from praxo_actors.testing._eventually import eventually
+from supervisors import _pykka_compat as compat
 
 WAIT = 10.0
 
@@ -498,6 +500,23 @@ def test_actor_stopped_is_a_lean_event(sched: Scheduler) -> None:
     ref.stop(timeout=WAIT)
     assert stopped.is_set()
     assert stopped.wait(WAIT) is True
+
+
+def test_a_ref_reaches_its_actor_through_the_mailbox_without_a_weak_reference(
+    sched: Scheduler,
+) -> None:
+    """An MNActor's ref holds no weak reference (its mailbox holds the actor while it runs):
+    its proxy works while the actor runs, and is refused once it has stopped."""
+    ref = Recorder.start(actor_scheduler=sched)
+    actor = compat.actor_of(ref)
+    assert actor is not None and actor.actor_ref is ref
+    assert weakref.getweakrefcount(actor) == 0
+    assert str(ref) == f"Recorder ({ref.actor_urn})" and ref.actor_class is Recorder
+    assert ref.proxy().actor_ref is ref
+    ref.stop(timeout=WAIT)
+    assert compat.actor_of(ref) is None
+    with pytest.raises(pykka.ActorDeadError):
+        ref.proxy()
 
 
 def test_scheduler_arguments_are_checked() -> None:

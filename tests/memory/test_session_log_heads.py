@@ -138,3 +138,19 @@ def test_the_result_ring_wraps_with_kept_heads(store: StoreBase) -> None:
     kept = log.results("s")
     assert len(kept) == RESULTS_KEPT and '"r5"' in kept[0] and f'"r{runs - 1}"' in kept[-1]
     assert log.find_run(f"r{runs - 1}") == "s" and log.find_run("r4") is None
+
+
+def test_equal_kept_heads_are_one_object_and_the_agent_name_is_shared(store: StoreBase) -> None:
+    """Sessions whose heads are equal keep one head between them (with one agent name)."""
+    log = SessionLog(store, keep_heads=True)
+    assert log.write([_commit(f"s{i}", 0, f"r{i}") for i in range(3)], []) == [True] * 3
+    kept = log._heads
+    assert kept is not None
+    assert kept["s0"] == (1, 0, 1, "a")
+    assert kept["s0"] is kept["s1"] is kept["s2"]
+    assert log.write([_commit("s0", 1, "r9")], []) == [True]
+    assert kept["s0"] == (2, 0, 2, "a") and kept["s1"] == (1, 0, 1, "a")
+    # Each session's commit decoded its own copy of the name; the kept head holds one for all.
+    named = [Commit(f"t{i}", 0, f"q{i}", None, agent="".join(["ag", "ent"])) for i in range(2)]
+    assert log.write(named, []) == [True, True]
+    assert kept["t0"][3] is kept["t1"][3] == "agent"
