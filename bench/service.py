@@ -3,9 +3,13 @@
     python bench/service.py            # 3 rounds of 5,000 requests per variant (~1.5 min)
     python bench/service.py --quick    # 1 round of 1,000 requests per variant
     python bench/service.py --profile  # also sample the servers with py-spy (first round)
+    python bench/service.py --variants fastapi-direct,fastapi-example,fastapi-volatile
 
 The FastAPI pair serves ``examples/fastapi_service.py`` itself next to a FastAPI twin of it
 that awaits ``arun_agent``; every variant reports requests/s, latency p50/p99 and CPU/request.
+``fastapi-volatile`` (only when named in ``--variants``) is the example with its agent not
+durable: no run is stored before it is answered, so a restart loses the runs in flight, as the
+twin does; against ``fastapi-example`` it gives what the example's durability costs.
 
 A Starlette app, served by uvicorn on 127.0.0.1 (a free port) in a process of its own, answers
 ``POST /sessions/{id}/runs`` (the body is the user's text) with a zero-latency ``async`` model.
@@ -62,9 +66,11 @@ from _profile import Profiler, print_profile
 READY = "SERVICE-READY "
 DONE = "SERVICE-DONE "
 VARIANTS = ("direct", "runtime", "runtime-thread", "fastapi-direct", "fastapi-example")
+# Run only when named in --variants: the example with its agent not durable (for comparison).
+EXTRA = ("fastapi-volatile",)
 # The FastAPI pair: examples/fastapi_service.py itself (its runtime on an in-memory store),
 # against a FastAPI handler of the same shape that awaits arun_agent.
-FASTAPI = ("fastapi-direct", "fastapi-example")
+FASTAPI = ("fastapi-direct", "fastapi-example", "fastapi-volatile")
 TARGET = 1.2  # the runtime's CPU per request against the direct variant's
 FASTAPI_TARGET = 1.5  # examples/fastapi_service.py against its FastAPI twin
 
@@ -135,7 +141,14 @@ def create_fastapi_app(variant: str, report: dict[str, Any], port: int) -> Any:
     async def model(_request: Request) -> Response:
         return Response(message_assistant("ok"))
 
-    if variant == "fastapi-example":
+    if variant != "fastapi-direct":
+        if variant == "fastapi-volatile":  # the example's agent registered not durable
+            register = fastapi_service.Runtime.register_agent
+
+            def volatile(self: Any, name: str, factory: Any, **options: Any) -> Any:
+                return register(self, name, factory, **{**options, "durable": False})
+
+            fastapi_service.Runtime.register_agent = volatile
         app = fastapi_service.create_app(None, model=model, idle_timeout=None)
         inner = app.router.lifespan_context
 
@@ -479,7 +492,10 @@ def main() -> int:
     parser.add_argument(
         "--profile", action="store_true", help="sample the servers' first round with py-spy"
     )
-    parser.add_argument("--serve", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--variants", help=f"comma-separated, of {', '.join(VARIANTS + EXTRA)} (all but the last)"
+    )
+    parser.add_argument("--serve", choices=VARIANTS + EXTRA, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
@@ -488,6 +504,13 @@ def main() -> int:
     if missing:
         print(f"bench/service.py: skipped, needs {', '.join(missing)} (the 'test' extra)")
         return 0
+    chosen = tuple(args.variants.split(",")) if args.variants else VARIANTS
+    unknown = [v for v in chosen if v not in VARIANTS + EXTRA]
+    floors = {"direct" for v in chosen if v not in FASTAPI} | {
+        "fastapi-direct" for v in chosen if v in FASTAPI
+    }
+    if unknown or not floors <= set(chosen):
+        parser.error(f"--variants: unknown {unknown}, or without its floor {sorted(floors)}")
     requests = args.requests or (1000 if args.quick else 5000)
     sessions = args.sessions or (250 if args.quick else 1000)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -508,10 +531,10 @@ def main() -> int:
         f"{args.concurrency} in flight, zero-latency async model; {rounds} round(s), variants "
         "alternated, each in a fresh server process; median of the rounds"
     )
-    results: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    results: dict[str, list[dict[str, Any]]] = {v: [] for v in chosen}
     try:
         for r in range(rounds):
-            for variant in VARIANTS:
+            for variant in chosen:
                 profile = args.profile and r == 0 and variant != "runtime-thread"
                 m = measure(variant, sessions, requests, args.concurrency, profile)
                 results[variant].append(m)
@@ -532,7 +555,10 @@ def main() -> int:
         ("runtime-thread", "runtime on its own loop thread (comparison)"),
         ("fastapi-direct", "FastAPI, await arun_agent(...) (its floor)"),
         ("fastapi-example", "examples/fastapi_service.py (the runtime)"),
+        ("fastapi-volatile", "the example, its agent not durable"),
     ):
+        if variant not in median:
+            continue
         m = median[variant]
         floor = median["fastapi-direct" if variant in FASTAPI else "direct"]["cpu_per_request"]
         ratio = m["cpu_per_request"] / floor
@@ -545,19 +571,23 @@ def main() -> int:
             f"{m['requests_per_s']:11,.0f} {m['p50_ms']:7.1f} {m['p99_ms']:7.1f}  "
             f"{target:<9} {verdict}".rstrip()
         )
-    for variant in VARIANTS:
+    for variant in chosen:
         per_round = ", ".join(f"{r['cpu_per_request'] * 1e6:,.0f}" for r in results[variant])
         client = median[variant]["client_cpu_per_request"] * 1e6
         report = results[variant][-1]["report"]
         extra = f"; at shutdown {report['statistics']}" if "statistics" in report else ""
         print(f"    {variant}: rounds {per_round} µs; client CPU {client:,.0f} µs/request{extra}")
-    runtime_extra = (
-        median["runtime"]["cpu_per_request"] - median["direct"]["cpu_per_request"]
-    ) * 1e6
-    print(f"  the runtime's own cost per request: {runtime_extra:,.0f} µs of server CPU")
+    for variant, floor, what in (
+        ("runtime", "direct", "the runtime's own cost"),
+        ("fastapi-example", "fastapi-direct", "the example's own cost"),
+        ("fastapi-example", "fastapi-volatile", "the example's durability"),
+    ):
+        if variant in median and floor in median:
+            extra = (median[variant]["cpu_per_request"] - median[floor]["cpu_per_request"]) * 1e6
+            print(f"  {what} per request: {extra:,.0f} µs of server CPU")
     print_collector(median)
     print(f"  {others.note()}")
-    for variant in VARIANTS:
+    for variant in chosen:
         profile = results[variant][0].get("profile") or {}
         if "note" in profile:
             print(f"  profile: {profile['note']}")
@@ -573,7 +603,7 @@ def print_collector(median: dict[str, dict[str, float]]) -> None:
         f"\n  the collector, timed phase: {'variant':<17} {'gc share':>9} {'floor':>7} "
         f"{'passes':>7} {'full':>5}   tracked/session {'floor':>7} {'beyond':>7}"
     )
-    for variant in VARIANTS:
+    for variant in median:
         m = median[variant]
         floor = median["fastapi-direct" if variant in FASTAPI else "direct"]
         beyond = m["tracked_per_session"] - floor["tracked_per_session"]

@@ -51,6 +51,9 @@ class SessionHandle:
         # None: the agent the session was last run with, which the session itself applies to
         # each run (see :mod:`~praxo_actors.runtime._front._remembered`).
         self._agent = agent
+        # The last run submitted through this handle, until its result is asked for: a run
+        # that completes before ``result(run_id)`` is called is answered from here, not the store.
+        self._submitted: RunFuture | None = None
 
     def __repr__(self) -> str:
         return f"<SessionHandle {self.id!r} agent={self._agent!r}>"
@@ -240,7 +243,9 @@ class SessionHandle:
         The run may be pending (this waits for it), among the session's last 100 runs (kept in
         the store, also across restarts: the ``RunResult``'s ``session`` is then the session
         as it is now), or a durable run left journaled by a previous process (the session is
-        restored, which resumes it, and this waits for it to end). ``timeout`` bounds the wait
+        restored, which resumes it, and this waits for it to end). The last run submitted
+        through this handle, once completed, is answered from the handle itself (no store
+        read; its ``session`` is the session as that run left it). ``timeout`` bounds the wait
         for a run still going (None: as long as it takes; 0 polls); each store look-up is
         bounded by the runtime's ``timeout``. On the runtime's loop use :meth:`aresult`.
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
     from praxo_actors.runtime._kernel._kernel import Kernel
 
-__all__ = ["check_result_args", "run_result"]
+__all__ = ["check_result_args", "run_result", "submitted_result"]
 
 
 def run_result(
@@ -51,6 +51,9 @@ def run_result(
     """
     check_result_args(run_id, timeout)
     check_not_blocking("SessionHandle.result() (use aresult)")
+    completed = submitted_result(handle, run_id)
+    if completed is not None:
+        return completed
     io = kernel.timeout
     end = None if timeout is None else time.monotonic() + timeout
     try:
@@ -77,6 +80,20 @@ def run_result(
             RUNTIME_UNKNOWN_RUN, f"session {handle.id!r} has no run {run_id!r} in its last 100"
         )
     return kept
+
+
+def submitted_result(handle: SessionHandle, run_id: str) -> RunResult | None:
+    """The result of ``run_id`` if it is the last run submitted through ``handle`` and it has
+    completed (its outcome is then the one committed to the store); else None: the run is
+    found as any other. The handle lets go of it either way once it has ended."""
+    future = handle._submitted
+    if future is None or future.run_id != run_id or not future.done():
+        return None
+    handle._submitted = None
+    try:
+        return future.get(timeout=0)
+    except Exception:  # a failure is the store's to tell (the run may be resumed): look it up
+        return None
 
 
 def _waiting(state: StoredSession, run_id: str) -> bool:

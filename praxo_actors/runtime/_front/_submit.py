@@ -21,7 +21,7 @@ from praxo_actors.agent import new_run_id
 from praxo_actors.codes import RUNTIME_INVALID_INPUT, RUNTIME_TIMEOUT
 from praxo_actors.models import RunResult
 from praxo_actors.runtime._front._on_loop import acall, on_loop
-from praxo_actors.runtime._front._results import check_result_args, run_result
+from praxo_actors.runtime._front._results import check_result_args, run_result, submitted_result
 
 if TYPE_CHECKING:
     from praxo_actors.runtime._front._handle import SessionHandle
@@ -40,11 +40,11 @@ def submit(handle: SessionHandle, kernel: Kernel, input: str, deadline: float | 
     if handle._agent is None and kernel.agents.view().durable and on_loop(kernel.host):
         handle.agent  # noqa: B018 - read here: the loop cannot wait for its session's answer
     if not _journaled(handle, kernel):
-        handle._submit(run_id, input, deadline, None)
+        handle._submitted = handle._submit(run_id, input, deadline, None)
         return run_id
     check_not_blocking("SessionHandle.submit() of a durable agent (use asubmit)")
     stored = threading.Event()
-    _send(handle, kernel, run_id, input, deadline, stored.set)
+    handle._submitted = _send(handle, kernel, run_id, input, deadline, stored.set)
     if not stored.wait(kernel.timeout):
         _late(handle, kernel, run_id)
     return run_id
@@ -55,7 +55,7 @@ async def asubmit(handle: SessionHandle, kernel: Kernel, input: str, deadline: f
     _check(input)
     run_id = new_run_id()
     if not _journaled(handle, kernel):
-        handle._submit(run_id, input, deadline, None)
+        handle._submitted = handle._submit(run_id, input, deadline, None)
         return run_id
     loop = asyncio.get_running_loop()
     stored: asyncio.Future[None] = loop.create_future()
@@ -65,10 +65,13 @@ async def asubmit(handle: SessionHandle, kernel: Kernel, input: str, deadline: f
             stored.set_result(None)
 
     def signal() -> None:
+        if asyncio._get_running_loop() is loop:  # on the caller's loop: no self-pipe write
+            wake()
+            return
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed
             loop.call_soon_threadsafe(wake)
 
-    _send(handle, kernel, run_id, input, deadline, signal)
+    handle._submitted = _send(handle, kernel, run_id, input, deadline, signal)
     try:
         async with asyncio.timeout(kernel.timeout):
             await stored
@@ -81,6 +84,10 @@ async def aresult(
     handle: SessionHandle, kernel: Kernel, run_id: str, timeout: float | None
 ) -> RunResult:
     """See :meth:`SessionHandle.aresult`."""
+    check_result_args(run_id, timeout)
+    completed = submitted_result(handle, run_id)
+    if completed is not None:
+        return completed
     return await await_result(
         kernel, run_id, timeout, lambda: run_result(handle, kernel, run_id, timeout)
     )
