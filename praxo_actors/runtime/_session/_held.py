@@ -2,7 +2,7 @@
 
 A live idle session's messages as objects cost ~590 bytes for a two-message conversation (the
 session, its metadata dict, the list, each message and its ``tool_calls`` list, each text);
-encoded with msgpack they are one bytes object of ~140. So a session that goes idle after a
+encoded with msgpack they are one bytes object of ~160. So a session that goes idle after a
 commit keeps a short conversation encoded, and its next run decodes it (one to two
 microseconds for a few messages, in C calls only: no Python call is added to a run). A longer
 one keeps its objects: its bytes are mostly its texts then, which encoding would not shrink,
