@@ -173,7 +173,7 @@ class SessionRuns(MNActor):
         The machine's steps call user code (instructions, structured-output types, approval
         checks), so they run inside the guard: whatever they raise ends this run only.
         """
-        run = current.run
+        run = current
         error: BaseException | None = None
         try:  # as ``enter`` (inline: the path of every run)
             if self._steps(current, ok, value, first):
@@ -201,7 +201,7 @@ class SessionRuns(MNActor):
 
     def _steps(self, current: Run, ok: bool, value: Any, first: bool) -> bool:
         """Run the machine until it waits (True: for a call or a write) or completes."""
-        run = current.run
+        run = current
         durable = current.durable
         effect = run.effect if first else (run.send(value) if ok else run.throw(value))
         while effect is not None:
@@ -244,7 +244,7 @@ class SessionRuns(MNActor):
 
     def _complete(self, current: Run) -> None:
         host = self.host
-        result = current.run.result
+        result = current.result
         if current.events is not None:
             self._publish(current)
         self.current = None
@@ -287,7 +287,7 @@ class SessionRuns(MNActor):
             self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
-        run_id = current.run.run_id
+        run_id = current.run_id
         current.task = start_call(self.host, self.actor_ref, run_id, token, call, current.chain)
 
     def _publish(self, current: Run) -> None:
@@ -308,7 +308,7 @@ class SessionRuns(MNActor):
 
     def _journaled(self, run_id: str, entries: int) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id:
+        if current is not None and current.run_id == run_id:
             move = current.acknowledged(entries)
             if move is not None:
                 self._move(current, move)

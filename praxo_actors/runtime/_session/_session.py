@@ -141,7 +141,7 @@ class SessionActor(SessionIntake):
                 # An async callback in flight stops with its session (a sync one cannot be
                 # stopped: its late outcome finds the actor dead and is dropped).
                 current.cut_off(SESSION_CRASHED, "the session stopped")
-            enter(current.run.close)  # the machine's own clean-up may call user code
+            enter(current.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
         if self._deadlines is not None:
@@ -192,12 +192,8 @@ class SessionActor(SessionIntake):
                     | EffectDoneRaw(run_id=run_id, token=token, outcome=outcome)
                 ):
                     current = self.current
-                    if (
-                        current is not None
-                        and current.run.run_id == run_id
-                        and token == current.token
-                    ):
-                        model = type(current.run.effect) is CallModel
+                    if current is not None and current.run_id == run_id and token == current.token:
+                        model = type(current.effect) is CallModel
                         ok, value = unpack(outcome, error, model)
                         if current.durable is None:  # nothing to journal: the next step
                             self._advance(current, ok, value)
@@ -264,7 +260,7 @@ class SessionActor(SessionIntake):
 
     def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id and not hard:
+        if current is not None and current.run_id == run_id and not hard:
             current.cancelled = True  # seen at the next step boundary
             current.keep = keep
         else:
@@ -286,7 +282,7 @@ class SessionActor(SessionIntake):
     def _cut_off(self, run_id: str, code: str, running: str, queued: str) -> None:
         """Fail a run now: in flight, its callback is cancelled (async) or its outcome ignored."""
         current = self.current
-        if current is not None and current.run.run_id == run_id:
+        if current is not None and current.run_id == run_id:
             self._advance(current, False, current.cut_off(code, running))
             return
         for start in self.queue or ():
