@@ -26,9 +26,7 @@ def note(a: int, nested: dict[str, Any]) -> str:
 def _held(session_id: str) -> object:
     """What the session's actor holds as its session (read by a test only)."""
     gc.collect()
-    actors = [
-        o for o in gc.get_objects() if type(o) is SessionActor and o.session_id == session_id
-    ]
+    actors = [o for o in gc.get_objects() if type(o) is SessionActor and o.session_id == session_id]
     assert len(actors) == 1
     return actors[0].session
 
