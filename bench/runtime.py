@@ -31,7 +31,8 @@ output, so a stray log line cannot break the parse. Sections [targets]:
 5. Passivated sessions in SQLite: reactivation latency p99 [<= 5 ms].
 6. Event fan-out to 10 subscribers [>= 200,000 deliveries/s].
 7. Objects the garbage collector tracks per idle live session [<= 12] and per run in flight
-   beyond a bare asyncio task awaiting the same model [<= 20] (counts, in-memory store and
+   beyond a bare asyncio task awaiting the same model [<= 20, the two-message conversation
+   that an idle session holds encoded and a run decodes included] (counts, in-memory store and
    SQLite); and the collector's share of a burst of N runs (N new sessions, then N runs on
    them live), with and without ``gc.freeze()`` after start-up (timed with ``gc.callbacks``).
 

@@ -76,6 +76,31 @@ class LoopBridge:
         self._tasks.add(task)
         return task
 
+    def start_in(
+        self,
+        wrapper: Callable[..., Coroutine[Any, Any, Any]],
+        fn: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
+        context: Context,
+        *fields: Any,
+    ) -> asyncio.Task[Any]:
+        """Call ``fn(*args)`` in ``context`` and run ``wrapper(coro, tasks, *fields)`` as its
+        task, in ``context``; return the task.
+
+        For a caller whose outcome needs a few fields: ``wrapper`` (an ``async def``) holds them
+        in its own frame, where :meth:`start`'s ``done`` would be one more object per task in
+        flight. ``wrapper`` awaits ``coro``, reports its outcome as :func:`_deliver` does
+        (its cancellation too), and discards its task from ``tasks`` at its end.
+
+        Raises:
+            BaseException: What ``fn`` raised before returning its coroutine (nothing started).
+        """
+        coro = context.run(fn, *args)
+        tasks = self._tasks
+        task = self._loop.create_task(wrapper(coro, tasks, *fields), context=context)
+        tasks.add(task)
+        return task
+
     def cancel_all(self) -> None:
         """Cancel every task started here (on the loop's thread, when its owner stops)."""
         for task in list(self._tasks):

@@ -94,6 +94,10 @@ def machine(
     event = None if options.sink is None else _Events(options.sink, run_id, session_id, clock)
 
     metadata = session.metadata
+    # While True, ``messages`` is the session's messages and ``user``, as they came: the first
+    # model call's request takes that list itself, and the run makes its own again once the
+    # model has answered (a run waiting on its model then holds one list of them, not two).
+    fresh = resume is None
     if resume is None:
         assert user is not None
         messages = [*session.messages, user]
@@ -151,6 +155,7 @@ def machine(
                     raise
                 if removed:
                     messages = compacted
+                    fresh = False
                     if event is not None:
                         yield event(
                             "context.compacted",
@@ -167,9 +172,16 @@ def machine(
                     )
                 )
             model_calls += 1
-            sent = [system, *messages] if system is not None else messages
+            if pii:
+                sent = _redact_messages(
+                    [system, *messages] if system is not None else messages, redacted
+                )
+            elif system is not None:
+                sent = [system, *messages]
+            else:  # a copy, the model's to change; none needed for a fresh list (see above)
+                sent = messages if fresh else list(messages)
             request = Request(
-                messages=_redact_messages(sent, redacted) if pii else list(sent),
+                messages=sent,
                 tools=list(advertised),
                 run_id=run_id,
                 session_id=session_id,
@@ -184,6 +196,9 @@ def machine(
                         "tools": [t.name for t in advertised],
                     },
                 )
+            del sent
+            if fresh:
+                del messages  # made again from the session and ``user`` once the model answers
             result: Any = None
             attempt = 0
             context = ModelContext(run_id, session_id, step, event)
@@ -199,6 +214,9 @@ def machine(
                     raise
                 if type(result) is not ModelError:
                     break
+            if fresh:
+                messages = [*session.messages, user]  # type: ignore[list-item]
+                fresh = False
             if type(result) is not Response:
                 if isinstance(result, ModelError):
                     raise (

@@ -102,6 +102,25 @@ class SessionHost:
             done(False, RuntimeError("the runtime's event loop is closed"))
         return None
 
+    def spawn_in(
+        self,
+        wrapper: Callable[..., Coroutine[Any, Any, Any]],
+        fn: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
+        context: Context | None,
+        *fields: Any,
+    ) -> asyncio.Task[Any]:
+        """Start ``fn(*args)`` as a task on the loop, in ``context``, awaited by
+        ``wrapper(coro, tasks, *fields)`` (see :meth:`LoopBridge.start_in`). On the loop's
+        thread only.
+
+        Raises:
+            BaseException: What ``fn`` raised before returning its coroutine.
+        """
+        context = copy_context() if context is None else context
+        context.run(_current.set, self)
+        return self.bridge.start_in(wrapper, fn, args, context, *fields)
+
     def call_later(self, delay: float, fn: Callable[..., Any], *args: Any) -> Timer:
         """Call ``fn(*args)`` on the loop after ``delay`` seconds of the runtime's clock (from
         any thread); return a cancellable handle."""

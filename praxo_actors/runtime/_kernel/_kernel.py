@@ -200,7 +200,7 @@ class Kernel(KernelEntries, KernelSessions):
         except (TypeError, ValueError, OverflowError) as exc:  # checked by the handle already
             runs.refuse(future, PraxoError(RUNTIME_INVALID_INPUT, f"run not sendable: {exc}"))
             return
-        entry.add_run(run_id, future)
+        entry.add_run(run_id)
         entry.agent = agent or entry.agent  # "": the session runs it with the agent before it
         runs.pending[run_id] = future
         self.counters.runs_started += 1
@@ -345,7 +345,7 @@ class Kernel(KernelEntries, KernelSessions):
             runs.retries.pop(run_id, None)
         self.counters.runs_completed += 1
         entry = self.table.live.get(future.session_id)
-        if entry is not None and entry.pop_run(run_id) is not None:
+        if entry is not None and entry.pop_run(run_id):
             entry.last_active = self.clock.now()
         if self.resumption.held:
             self.resumption.release(run_id, True)

@@ -163,7 +163,7 @@ class Lifecycle:
             backlog: list[tuple[str, bytes]] = []
             for run_id in again:
                 retries[run_id] = retries.get(run_id, 0) + 1
-                new.add_run(run_id, entry.runs[run_id])
+                new.add_run(run_id)
                 backlog.append((run_id, starts[run_id]))
             new.backlog = backlog
             kernel.activator.activate(session_id, new)

@@ -81,7 +81,7 @@ class Resumption:
         entry = kernel.table.get(session_id)
         if future is None and entry is not None:
             future = RunFuture(run_id, session_id, kernel.request_cancel)
-            entry.add_run(run_id, future)
+            entry.add_run(run_id)
             kernel.runs.admit(future)
         if future is None:
             return

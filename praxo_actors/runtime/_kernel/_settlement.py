@@ -38,7 +38,7 @@ class Settlement:
         if future is None:
             return None
         entry = kernel.table.get(future.session_id)
-        if entry is not None and entry.pop_run(run_id) is not None:
+        if entry is not None and entry.pop_run(run_id):
             entry.last_active = kernel.clock.now()
         if kernel.resumption.held:
             kernel.resumption.release(run_id, completed)

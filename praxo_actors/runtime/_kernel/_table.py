@@ -16,7 +16,6 @@ import pykka
 
 from praxo_actors._log import get_logger
 from praxo_actors.actors._checks import loop_owned
-from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._statistics import Counters
 
 __all__ = ["Entry", "Ready", "SessionTable"]
@@ -27,10 +26,10 @@ Ready = Callable[[pykka.ActorRef[Any] | None], None]
 
 # Shared by every idle entry: a dict that has held a run keeps its table (~190 bytes) after
 # the run is popped, on each of 100,000 idle sessions; this read-only one costs nothing each.
-_NO_RUNS: Mapping[str, RunFuture] = MappingProxyType({})
+_NO_RUNS: Mapping[str, None] = MappingProxyType({})
 
 
-def _no_runs() -> Mapping[str, RunFuture]:
+def _no_runs() -> Mapping[str, None]:
     return _NO_RUNS
 
 
@@ -38,40 +37,41 @@ def _no_runs() -> Mapping[str, RunFuture]:
 class Entry:
     """One live or activating session: its actor (None while activating) and pending runs.
 
-    ``runs`` is read-only: :meth:`add_run` and :meth:`pop_run` change it. Compared (and
-    hashed) by identity.
+    ``runs`` is read-only: :meth:`add_run` and :meth:`pop_run` change it. It holds the ids of
+    the session's pending runs, in order (their futures are the run book's): a dict of strings
+    and ``None`` is one the collector does not track, so a run in flight adds no object here.
+    Compared (and hashed) by identity.
     """
 
     ref: pykka.ActorRef[Any] | None = None
-    runs: Mapping[str, RunFuture] = field(default_factory=_no_runs)
+    runs: Mapping[str, None] = field(default_factory=_no_runs)
     last_active: float = 0.0
     # (run id, encoded message) routed while activating; sent in order after the Restore.
     backlog: list[tuple[str, bytes]] | None = None
     # The agent of the newest run routed to it that named one, while it has runs pending.
     agent: str | None = None
 
-    def add_run(self, run_id: str, future: RunFuture) -> None:
+    def add_run(self, run_id: str) -> None:
         """Add a pending run (the dict is made for the session's first run in flight)."""
         runs = self.runs
         if runs is _NO_RUNS:
-            self.runs = {run_id: future}
+            self.runs = {run_id: None}
         else:
             assert isinstance(runs, dict)
-            runs[run_id] = future
+            runs[run_id] = None
 
-    def pop_run(self, run_id: str) -> RunFuture | None:
-        """Remove a pending run and return its future (None if it was not pending)."""
+    def pop_run(self, run_id: str) -> bool:
+        """Remove a pending run; return whether it was pending."""
         runs = self.runs
         if run_id not in runs:
-            return None
+            return False
         if len(runs) == 1:
-            future = runs[run_id]
             self.runs = _NO_RUNS
             self.agent = None
-            return future
+            return True
         assert isinstance(runs, dict)
-        popped: RunFuture = runs.pop(run_id)
-        return popped
+        del runs[run_id]
+        return True
 
 
 @loop_owned

@@ -20,7 +20,7 @@ def info_of(
         restored=session is not None,
         agent=current.agent if current is not None else last_agent,
         queued_runs=queued,
-        running_run_id=None if current is None else current.run.run_id,
+        running_run_id=None if current is None else current.run_id,
         messages=0 if session is None else len(session.messages),
         pending_interrupt=pending.get("payload"),
         pending_run_id=pending.get("run_id"),

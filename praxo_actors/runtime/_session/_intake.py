@@ -20,6 +20,7 @@ from praxo_actors.runtime._kernel._agents import DEFAULT_AGENT
 from praxo_actors.runtime._protocol import StartRun, encode
 from praxo_actors.runtime._session._deadlines import Deadlines
 from praxo_actors.runtime._session._guard import enter
+from praxo_actors.runtime._session._held import held_session
 from praxo_actors.runtime._session._inbox import accept_write, start_of
 from praxo_actors.runtime._session._run import resume_pending
 from praxo_actors.runtime._session._running import SessionRuns
@@ -115,8 +116,9 @@ class SessionIntake(SessionRuns):
             self._resumed = set()
         self._resumed.add(run_id)
         assert self.session is not None
+        session = self.session = held_session(self.session, self.session_id)
         opened, current = enter(
-            resume_pending, host, self, self.session_id, self.session, pending, journal
+            resume_pending, host, self, self.session_id, session, pending, journal
         )
         if not opened:
             self._failed(run_id, current, pending.entries)

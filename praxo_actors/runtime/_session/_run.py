@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from praxo_actors._errors import AgentError, CheckpointError
@@ -33,25 +32,60 @@ if TYPE_CHECKING:
 __all__ = ["Run", "interrupted_run", "open_run", "resume_pending"]
 
 
-@dataclass(slots=True)
-class Run:
-    """The run in flight of one session (owned by its session actor)."""
+class Run(AgentRun):
+    """The run in flight of one session (owned by its session actor): its machine, as the
+    :class:`~praxo_actors.agent.AgentRun` it was started as, and what the session keeps of it.
 
-    run: AgentRun
-    agent: str
-    deadline_ns: int | None
-    clock: Any  # the runtime's clock, for the deadline
-    cancelled: bool = False
-    keep: bool = False  # cancelled by newer input: commit the steps it completed
-    token: int = 0
-    task: Any = None  # the asyncio task of the async callback in flight, if any
-    events: list[Event] | None = None  # made by the first event: most of a run's time, none
-    durable: DurableRun | None = None
-    # A durable run's next move, waiting for the store to acknowledge its journal write.
-    held: tuple[Any, ...] | None = None
-    parent: str | None = None  # the calling session of an agent tool's child run
-    chain: tuple[str, ...] = ()  # every calling session of a child run (see StartRun.chain)
-    seq: int = -1  # the seq of the last event queued (-1: none, or events are not built)
+    One object, not an ``AgentRun`` and a record beside it: a run in flight is one object
+    fewer for the collector to walk.
+    """
+
+    __slots__ = (
+        "agent",
+        "cancelled",
+        "chain",
+        "clock",
+        "deadline_ns",
+        "durable",
+        "events",
+        "held",
+        "keep",
+        "parent",
+        "seq",
+        "task",
+        "token",
+    )
+
+    def __init__(
+        self,
+        run: AgentRun,
+        agent: str,
+        deadline_ns: int | None,
+        clock: Any,
+        durable: DurableRun | None = None,
+        parent: str | None = None,
+        chain: tuple[str, ...] = (),
+    ) -> None:
+        # Takes ``run``'s machine over where it stands (``run`` is dropped then).
+        self._gen = run._gen
+        self._result = run._result
+        self.effect = run.effect
+        self.run_id = run.run_id
+        self.thrown = run.thrown
+        self.agent = agent
+        self.deadline_ns = deadline_ns
+        self.clock = clock  # the runtime's clock, for the deadline
+        self.cancelled = False
+        self.keep = False  # cancelled by newer input: commit the steps it completed
+        self.token = 0
+        self.task: Any = None  # the asyncio task of the async callback in flight, if any
+        self.events: list[Event] | None = None  # made by the first event: most runs, none
+        self.durable = durable
+        # A durable run's next move, waiting for the store to acknowledge its journal write.
+        self.held: tuple[Any, ...] | None = None
+        self.parent = parent  # the calling session of an agent tool's child run
+        self.chain = chain  # every calling session of a child run (see StartRun.chain)
+        self.seq = -1  # the seq of the last event queued (-1: none, or events are not built)
 
     def add_event(self, event: Event) -> None:
         """Queue an event to publish at the next callback or the end of the run."""
@@ -88,7 +122,7 @@ class Run:
     def after(self, ok: bool, value: Any) -> tuple[bytes | None, tuple[Any, ...]]:
         """Return the write journaling a callback's outcome (None: nothing to keep), and the
         move to make once it is stored: a durable run journals a result before it goes on."""
-        effect, durable = self.run.effect, self.durable
+        effect, durable = self.effect, self.durable
         if durable is None or effect is None:
             return None, ("advance", ok, value)
         ok, value = journaled_outcome(effect, ok, value)
@@ -102,7 +136,7 @@ class Run:
         task, self.task = self.task, None
         if task is not None:
             task.cancel()
-        return RunInterrupted(code, message, self.run.run_id)
+        return RunInterrupted(code, message, self.run_id)
 
     def acknowledged(self, entries: int) -> tuple[Any, ...] | None:
         """Return the move held for the store's ``Journaled(entries)`` (None: not this write).
@@ -115,7 +149,7 @@ class Run:
         if self.held is None or durable is None or entries not in (durable.entries, -1, -2):
             return None
         move, self.held = self.held, None
-        run_id = self.run.run_id
+        run_id = self.run_id
         if entries == -1:
             error = RunInterrupted(STORE_FAILED, "the run's journal was not stored", run_id)
             return ("advance", False, error)

@@ -8,6 +8,7 @@ the run's events, journals a durable run's steps, and commits (or fails) each ru
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from sys import intern
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,12 @@ from praxo_actors.runtime._protocol import CommitRun, StartRun, encode
 from praxo_actors.runtime._session._calls import start_call
 from praxo_actors.runtime._session._deadlines import Deadlines
 from praxo_actors.runtime._session._guard import enter, failed_event, unreported
+from praxo_actors.runtime._session._held import (
+    ENCODED_MESSAGES,
+    decode_messages,
+    encode_messages,
+    held_session,
+)
 from praxo_actors.runtime._session._publish import publish, publish_delta
 from praxo_actors.runtime._session._restore import (
     LogPosition,
@@ -50,7 +57,7 @@ class SessionRuns(MNActor):
     session_id: str
     store: pykka.ActorRef[Any]
     bus: pykka.ActorRef[Any] | None
-    session: Session | None
+    session: Session | bytes | None  # bytes: an idle session's short conversation (_held)
     position: LogPosition | None
     queue: list[StartRun] | None
     current: Run | None
@@ -140,11 +147,14 @@ class SessionRuns(MNActor):
                 error = AgentError(AGENT_DEADLINE, "deadline passed while queued", start.run_id)
                 self._failed(start.run_id, error, kept_as_is(start))
                 continue
-            assert self.session is not None
+            session = self.session
+            if isinstance(session, bytes):  # idle, its short conversation encoded (see _held)
+                session = self.session = Session(self.session_id, decode_messages(session))
+            assert session is not None
             # The agent's factory, and the run's start up to its first effect (instructions):
             # user code, guarded as ``enter`` guards it (inline: the path of every run).
             try:
-                current = open_run(host, self, self.session_id, self.session, start)
+                current = open_run(host, self, self.session_id, session, start)
             except BaseException as exc:
                 self._failed(start.run_id, exc, kept_as_is(start))
                 continue
@@ -163,7 +173,7 @@ class SessionRuns(MNActor):
         The machine's steps call user code (instructions, structured-output types, approval
         checks), so they run inside the guard: whatever they raise ends this run only.
         """
-        run = current.run
+        run = current
         error: BaseException | None = None
         try:  # as ``enter`` (inline: the path of every run)
             if self._steps(current, ok, value, first):
@@ -191,7 +201,7 @@ class SessionRuns(MNActor):
 
     def _steps(self, current: Run, ok: bool, value: Any, first: bool) -> bool:
         """Run the machine until it waits (True: for a call or a write) or completes."""
-        run = current.run
+        run = current
         durable = current.durable
         effect = run.effect if first else (run.send(value) if ok else run.throw(value))
         while effect is not None:
@@ -222,8 +232,9 @@ class SessionRuns(MNActor):
         """Commit the steps a run cancelled by newer input completed (``on_busy="interrupt"``)."""
         assert self.session is not None and self.position is not None
         host = self.host
+        before = held_session(self.session, self.session_id)
         commit = partial_commit(
-            self.position, self.session, partial, error, run_id, self.session_id, host.key, journal
+            self.position, before, partial, error, run_id, self.session_id, host.key, journal
         )
         if commit is None:
             return False
@@ -233,19 +244,18 @@ class SessionRuns(MNActor):
 
     def _complete(self, current: Run) -> None:
         host = self.host
-        result = current.run.result
+        result = current.result
         if current.events is not None:
             self._publish(current)
         self.current = None
-        assert self.session is not None and self.position is not None
+        before = self.session
+        assert type(before) is Session and self.position is not None  # opened at its start
         durable = current.durable
         journal = -1 if durable is None else durable.entries
         # Writing the result is a call into user code too (a structured-output type's
         # encoding), guarded as ``enter`` guards it.
         try:
-            commit = run_commit(
-                self.position, self.session, result, host.key, journal, current.agent
-            )
+            commit = run_commit(self.position, before, result, host.key, journal, current.agent)
         except BaseException as exc:  # e.g. metadata that is not JSON: the run cannot be kept
             self._failed(result.run_id, exc)
             self._start_next()
@@ -254,7 +264,12 @@ class SessionRuns(MNActor):
             # Accepted, and ended with no journal entry to take it out (its agent is no longer
             # durable): the commit does.
             commit = msgspec.structs.replace(commit, inbox=result.run_id)
-        self.session = result.session  # commit: the run completed and its record is written
+        # Commit: the run completed and its record is written.
+        session = self.session = result.session
+        if not self.queue and len(session.messages) <= ENCODED_MESSAGES and not session.metadata:
+            # Going idle with a short conversation: held encoded until its next run (_held).
+            with contextlib.suppress(msgspec.EncodeError, TypeError, OverflowError):
+                self.session = encode_messages(session.messages)
         if current.agent:
             self._committed_agent = intern(current.agent)
         if self._deadlines is not None or self._resumed is not None or self._inbox is not None:
@@ -272,7 +287,7 @@ class SessionRuns(MNActor):
             self._publish(current)
         self._next_token += 1
         token = current.token = self._next_token
-        run_id = current.run.run_id
+        run_id = current.run_id
         current.task = start_call(self.host, self.actor_ref, run_id, token, call, current.chain)
 
     def _publish(self, current: Run) -> None:
@@ -293,7 +308,7 @@ class SessionRuns(MNActor):
 
     def _journaled(self, run_id: str, entries: int) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id:
+        if current is not None and current.run_id == run_id:
             move = current.acknowledged(entries)
             if move is not None:
                 self._move(current, move)

@@ -49,6 +49,7 @@ from praxo_actors.runtime._protocol import (
 )
 from praxo_actors.runtime._session._deadlines import Deadlines
 from praxo_actors.runtime._session._guard import enter, fenced
+from praxo_actors.runtime._session._held import held_session
 from praxo_actors.runtime._session._info import info_of
 from praxo_actors.runtime._session._intake import SessionIntake
 from praxo_actors.runtime._session._outcome import unpack
@@ -92,7 +93,8 @@ class SessionActor(SessionIntake):
         # every session after it, so the refs hold for this actor's life).
         self.store = store
         self.bus = bus
-        self.session: Session | None = None  # None until the Restore message
+        # None until the Restore message; bytes while idle with a short conversation (_held).
+        self.session: Session | bytes | None = None
         self.position: LogPosition | None = None  # where the session stands in its log
         self.stash: list[Any] | None = None
         # A list, not a deque: an idle session's empty deque would cost 600 bytes. None while
@@ -139,7 +141,7 @@ class SessionActor(SessionIntake):
                 # An async callback in flight stops with its session (a sync one cannot be
                 # stopped: its late outcome finds the actor dead and is dropped).
                 current.cut_off(SESSION_CRASHED, "the session stopped")
-            enter(current.run.close)  # the machine's own clean-up may call user code
+            enter(current.close)  # the machine's own clean-up may call user code
             self.current = None
         self.queue = None
         if self._deadlines is not None:
@@ -190,12 +192,8 @@ class SessionActor(SessionIntake):
                     | EffectDoneRaw(run_id=run_id, token=token, outcome=outcome)
                 ):
                     current = self.current
-                    if (
-                        current is not None
-                        and current.run.run_id == run_id
-                        and token == current.token
-                    ):
-                        model = type(current.run.effect) is CallModel
+                    if current is not None and current.run_id == run_id and token == current.token:
+                        model = type(current.effect) is CallModel
                         ok, value = unpack(outcome, error, model)
                         if current.durable is None:  # nothing to journal: the next step
                             self._advance(current, ok, value)
@@ -212,11 +210,14 @@ class SessionActor(SessionIntake):
                     self._cut_off(run_id, "AGENT_DEADLINE", running, "deadline passed while queued")
                 case GetInfo():
                     queued = len(self.queue or ()) + len(self.stash or ())
-                    return encode(info_of(self.session, self.current, self._last_agent, queued))
+                    held = self.session
+                    session = None if held is None else held_session(held, self.session_id)
+                    return encode(info_of(session, self.current, self._last_agent, queued))
                 case GetHistory():
                     if self.session is None:
                         return None  # not restored yet: the caller reads the checkpoint instead
-                    return encode(History(messages=list(self.session.messages)))
+                    session = held_session(self.session, self.session_id)
+                    return encode(History(messages=list(session.messages)))
                 case Restore(state=state, min_version=min_version):
                     self._restore(state, min_version)
                 case Crash(reason=reason):
@@ -259,7 +260,7 @@ class SessionActor(SessionIntake):
 
     def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
-        if current is not None and current.run.run_id == run_id and not hard:
+        if current is not None and current.run_id == run_id and not hard:
             current.cancelled = True  # seen at the next step boundary
             current.keep = keep
         else:
@@ -281,7 +282,7 @@ class SessionActor(SessionIntake):
     def _cut_off(self, run_id: str, code: str, running: str, queued: str) -> None:
         """Fail a run now: in flight, its callback is cancelled (async) or its outcome ignored."""
         current = self.current
-        if current is not None and current.run.run_id == run_id:
+        if current is not None and current.run_id == run_id:
             self._advance(current, False, current.cut_off(code, running))
             return
         for start in self.queue or ():

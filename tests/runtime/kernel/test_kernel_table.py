@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
-from praxo_actors.runtime._kernel._run_future import RunFuture
 from praxo_actors.runtime._kernel._statistics import Counters
 from praxo_actors.runtime._kernel._table import Entry, SessionTable
 
@@ -42,26 +42,34 @@ def _live(table: SessionTable, session_id: str) -> tuple[Entry, Any]:
 def test_runs_are_added_and_popped_in_any_order() -> None:
     """An entry holds each pending run until popped, and none once the last is popped."""
     entry = Entry()
-    assert not entry.runs and entry.pop_run("r0") is None
-    futures = [RunFuture(f"r{i}", "s") for i in range(3)]
-    for future in futures:
-        entry.add_run(future.run_id, future)
+    assert not entry.runs and entry.pop_run("r0") is False
+    for i in range(3):
+        entry.add_run(f"r{i}")
     assert list(entry.runs) == ["r0", "r1", "r2"] and len(entry.runs) == 3
-    assert entry.pop_run("r1") is futures[1]
-    assert entry.pop_run("r1") is None
+    assert entry.pop_run("r1") is True
+    assert entry.pop_run("r1") is False
     assert list(entry.runs) == ["r0", "r2"]
-    assert entry.pop_run("r2") is futures[2] and entry.pop_run("r0") is futures[0]
+    assert entry.pop_run("r2") is True and entry.pop_run("r0") is True
     assert not entry.runs and "r0" not in entry.runs
-    entry.add_run("r3", futures[0])
-    assert dict(entry.runs) == {"r3": futures[0]}
+    entry.add_run("r3")
+    assert dict(entry.runs) == {"r3": None}
+
+
+def test_an_entry_with_a_run_pending_adds_no_tracked_object() -> None:
+    """The ids of an entry's pending runs are held in a dict the collector does not track."""
+    entry = Entry()
+    entry.add_run("r0")
+    assert not gc.is_tracked(entry.runs)
+    entry.add_run("r1")
+    assert not gc.is_tracked(entry.runs)
 
 
 def test_idle_entries_share_no_runs_with_each_other() -> None:
     """Adding a run to one idle entry leaves every other idle entry empty."""
     a, b = Entry(), Entry()
-    a.add_run("r", RunFuture("r", "a"))
+    a.add_run("r")
     assert "r" in a.runs and not b.runs
-    assert a.pop_run("r") is not None and not a.runs and not b.runs
+    assert a.pop_run("r") and not a.runs and not b.runs
 
 
 def test_evict_takes_the_least_recently_used_idle_session() -> None:
@@ -70,7 +78,7 @@ def test_evict_takes_the_least_recently_used_idle_session() -> None:
     table = _table(now)
     entries = {sid: _live(table, sid) for sid in ("a", "b", "c")}
     table.touch("a", entries["a"][0])
-    entries["b"][0].add_run("r", RunFuture("r", "b"))
+    entries["b"][0].add_run("r")
     assert [sid for sid, *_ in table.describe(None, 10)] == ["b", "c", "a"]
     assert table.evict() and entries["c"][1].stopped and "c" not in table
     assert table.evict() and entries["a"][1].stopped and "a" not in table
