@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import sys
 import threading
@@ -36,9 +37,12 @@ _WATCH = "_supervisors_watch"
 # while calling out, so one lock for every actor costs less than one per actor (two objects
 # each for the collector) and cannot deadlock.
 _lock = threading.Lock()
-# Every monitor's callback, keyed by _slot(its watch's serial, its key): a plain table entry, so
-# that a monitor adds no object of its own to an actor. One int of two 30-bit digits (32 bytes),
-# not a (serial, key) tuple (64 bytes and its ints): an idle session has two monitors.
+# The callbacks the collector tracks (a function, a bound method, a closure), keyed by
+# _slot(their watch's serial, their key): kept in a watch, one would make it tracked. One int of
+# two 30-bit digits (32 bytes), not a (serial, key) tuple (64 bytes and its ints). The first two
+# callbacks an actor's watch holds that the collector does not track (the untracked records
+# the sessions supervisor and a Registry watch with) are kept in the watch itself: 32 bytes for
+# both, where a table slot and its key cost ~100-130 bytes each.
 _callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
 _KEY_BITS = 32
@@ -71,9 +75,10 @@ class Down:
 class _Watch(msgspec.Struct):
     """The monitors of one actor, the wrappers that report its end, and the ``Down``.
 
-    A Struct whose fields are only numbers and None while an ``ExitHooks`` actor runs: the
-    collector does not track it until the actor ends (it then holds the ``Down``) or something
-    waits on it, so watching such an actor adds no object for the collector to walk.
+    A Struct whose fields are only numbers, None and untracked callbacks while an
+    ``ExitHooks`` actor runs: the collector does not track it until the actor ends (it then
+    holds the ``Down``) or something waits on it, so watching such an actor adds no object for
+    the collector to walk.
     """
 
     serial: int
@@ -89,6 +94,11 @@ class _Watch(msgspec.Struct):
     # What wrapping a plain Pykka actor's exits keeps; None for an ExitHooks actor, whose
     # watch is then 40 bytes smaller than one with the six fields inline.
     wrapping: _Wrapping | None = None
+    # Two monitors' untracked callbacks, with their keys (-1: the slot is free).
+    first: Any = None
+    first_key: int = -1
+    second: Any = None
+    second_key: int = -1
 
     @classmethod
     def of(cls, actor: pykka.Actor) -> _Watch:
@@ -113,23 +123,47 @@ class _Watch(msgspec.Struct):
             vars(stopped)["set"] = watch.set
         return watch
 
-    # -- the table ------------------------------------------------------------------------
+    # -- the callbacks (in the watch or the table) ----------------------------------------
+
+    def put_locked(self, key: int, callback: Callable[[Down], None]) -> None:
+        """Keep the callback of the monitor ``key`` (the caller holds ``_lock``)."""
+        if not gc.is_tracked(callback):
+            if self.first_key < 0:
+                self.first, self.first_key = callback, key
+                return
+            if self.second_key < 0:
+                self.second, self.second_key = callback, key
+                return
+        _callbacks[_slot(self.serial, key)] = callback
+
+    def _take_locked(self, key: int) -> Callable[[Down], None] | None:
+        if self.first_key == key:
+            callback, self.first, self.first_key = self.first, None, -1
+            return callback  # type: ignore[no-any-return]
+        if self.second_key == key:
+            callback, self.second, self.second_key = self.second, None, -1
+            return callback  # type: ignore[no-any-return]
+        return _callbacks.pop(_slot(self.serial, key), None)
+
+    def _has_locked(self, key: int) -> bool:
+        return (
+            self.first_key == key or self.second_key == key or _slot(self.serial, key) in _callbacks
+        )
 
     def cancel(self, key: int) -> bool:
         """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
         with _lock:
-            found = _callbacks.pop(_slot(self.serial, key), None) is not None
-            while self.low < self.next_key and _slot(self.serial, self.low) not in _callbacks:
+            found = self._take_locked(key) is not None
+            while self.low < self.next_key and not self._has_locked(self.low):
                 self.low += 1
         return found
 
     def rebind(self, key: int, callback: Callable[[Down], None]) -> bool:
         """Give the monitor ``key`` another callback; False if its ``Down`` is on its way."""
         with _lock:
-            slot = _slot(self.serial, key)
-            if slot not in _callbacks:
+            if self._take_locked(key) is None:
                 return False
-            _callbacks[slot] = callback
+            self.put_locked(key, callback)
         return True
 
     # -- the wrappers, called in the actor's own thread -----------------------------------
@@ -235,11 +269,10 @@ class _Watch(msgspec.Struct):
                 return
             assert self.ref is not None  # set when the watch was made, or when the actor ended
             down = self.down = Down(self.ref, reason, exception)
-            serial = self.serial
             callbacks = [
                 callback
                 for key in range(self.low, self.next_key)
-                if (callback := _callbacks.pop(_slot(serial, key), None)) is not None
+                if (callback := self._take_locked(key)) is not None
             ]
             self.low = self.next_key
             self.delivering = threading.get_ident()
