@@ -81,7 +81,7 @@ class _Watch(msgspec.Struct):
     the collector to walk.
     """
 
-    serial: int
+    serial: int = -1  # numbered when it first puts a callback in the table (an int less)
     down: Down | None = None
     entered: bool = False  # the actor has begun to stop through an exit
     pending: BaseException | None = None  # a crash whose on_failure is to come
@@ -103,7 +103,7 @@ class _Watch(msgspec.Struct):
     @classmethod
     def of(cls, actor: pykka.Actor) -> _Watch:
         """Make the watch of ``actor``, wrapping its exits unless it reports them itself."""
-        watch = cls(next(_serials))
+        watch = cls()
         if isinstance(actor, compat.ExitHooks):
             return watch
         watch.ref = actor.actor_ref
@@ -134,6 +134,8 @@ class _Watch(msgspec.Struct):
             if self.second_key < 0:
                 self.second, self.second_key = callback, key
                 return
+        if self.serial < 0:
+            self.serial = next(_serials)
         _callbacks[_slot(self.serial, key)] = callback
 
     def _take_locked(self, key: int) -> Callable[[Down], None] | None:
@@ -143,12 +145,14 @@ class _Watch(msgspec.Struct):
         if self.second_key == key:
             callback, self.second, self.second_key = self.second, None, -1
             return callback  # type: ignore[no-any-return]
+        if self.serial < 0:
+            return None
         return _callbacks.pop(_slot(self.serial, key), None)
 
     def _has_locked(self, key: int) -> bool:
-        return (
-            self.first_key == key or self.second_key == key or _slot(self.serial, key) in _callbacks
-        )
+        if self.first_key == key or self.second_key == key:
+            return True
+        return self.serial >= 0 and _slot(self.serial, key) in _callbacks
 
     def cancel(self, key: int) -> bool:
         """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
