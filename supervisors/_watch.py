@@ -47,6 +47,7 @@ _callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
 _KEY_BITS = 32
 _KEY_LIMIT = 1 << _KEY_BITS
+_FEW = 8  # a watch with at most this many keys in use looks for its callbacks in the table
 
 
 def _slot(serial: int, key: int) -> int | tuple[int, int]:
@@ -154,12 +155,22 @@ class _Watch(msgspec.Struct):
             return True
         return self.serial >= 0 and _slot(self.serial, key) in _callbacks
 
+    def _unnumber_locked(self) -> None:
+        # A watch whose few callbacks are all in itself again (a supervisor's tracked one,
+        # handed over to its untracked shared one) lets its number go: an int less.
+        serial = self.serial
+        if serial < 0 or self.next_key - self.low > _FEW:
+            return
+        if not any(_slot(serial, k) in _callbacks for k in range(self.low, self.next_key)):
+            self.serial = -1
+
     def cancel(self, key: int) -> bool:
         """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
         with _lock:
             found = self._take_locked(key) is not None
             while self.low < self.next_key and not self._has_locked(self.low):
                 self.low += 1
+            self._unnumber_locked()
         return found
 
     def rebind(self, key: int, callback: Callable[[Down], None]) -> bool:
@@ -168,6 +179,7 @@ class _Watch(msgspec.Struct):
             if self._take_locked(key) is None:
                 return False
             self.put_locked(key, callback)
+            self._unnumber_locked()
         return True
 
     # -- the wrappers, called in the actor's own thread -----------------------------------

@@ -183,6 +183,7 @@ def test_a_registered_temporary_mn_child_keeps_its_callbacks_in_its_watch(
         assert len(_watch._callbacks) == before
         watches = [getattr(compat.actor_of(ref), _watch._WATCH) for ref in refs]
         assert not any(gc.is_tracked(watch) for watch in watches)
+        assert all(watch.serial < 0 for watch in watches)  # not numbered: no table slot
         for ref in refs[:10]:
             ref.stop(timeout=TIMEOUT)
         assert sorted(registry.names()) == list(range(10, 20))  # type: ignore[type-var]
