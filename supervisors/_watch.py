@@ -39,10 +39,10 @@ _WATCH = "_supervisors_watch"
 _lock = threading.Lock()
 # The callbacks the collector tracks (a function, a bound method, a closure), keyed by
 # _slot(their watch's serial, their key): kept in a watch, one would make it tracked. One int of
-# two 30-bit digits (32 bytes), not a (serial, key) tuple (64 bytes and its ints). The first two
-# callbacks an actor's watch holds that the collector does not track (the untracked records
-# the sessions supervisor and a Registry watch with) are kept in the watch itself: 32 bytes for
-# both, where a table slot and its key cost ~100-130 bytes each.
+# two 30-bit digits (32 bytes), not a (serial, key) tuple (64 bytes and its ints). The callbacks
+# of an actor's first two monitors (keys 0 and 1), when the collector does not track them (the
+# untracked records the sessions supervisor and a Registry watch with), are kept in the watch
+# itself: 16 bytes for both, where a table slot and its key cost ~100-130 bytes each.
 _callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
 _KEY_BITS = 32
@@ -95,11 +95,9 @@ class _Watch(msgspec.Struct):
     # What wrapping a plain Pykka actor's exits keeps; None for an ExitHooks actor, whose
     # watch is then 40 bytes smaller than one with the six fields inline.
     wrapping: _Wrapping | None = None
-    # Two monitors' untracked callbacks, with their keys (-1: the slot is free).
+    # The untracked callbacks of the monitors with keys 0 and 1 (None: in the table, or none).
     first: Any = None
-    first_key: int = -1
     second: Any = None
-    second_key: int = -1
 
     @classmethod
     def of(cls, actor: pykka.Actor) -> _Watch:
@@ -128,30 +126,29 @@ class _Watch(msgspec.Struct):
 
     def put_locked(self, key: int, callback: Callable[[Down], None]) -> None:
         """Keep the callback of the monitor ``key`` (the caller holds ``_lock``)."""
-        if not gc.is_tracked(callback):
-            if self.first_key < 0:
-                self.first, self.first_key = callback, key
-                return
-            if self.second_key < 0:
-                self.second, self.second_key = callback, key
-                return
+        if key < 2 and not gc.is_tracked(callback):
+            if key == 0:
+                self.first = callback
+            else:
+                self.second = callback
+            return
         if self.serial < 0:
             self.serial = next(_serials)
         _callbacks[_slot(self.serial, key)] = callback
 
     def _take_locked(self, key: int) -> Callable[[Down], None] | None:
-        if self.first_key == key:
-            callback, self.first, self.first_key = self.first, None, -1
+        if key == 0 and self.first is not None:
+            callback, self.first = self.first, None
             return callback  # type: ignore[no-any-return]
-        if self.second_key == key:
-            callback, self.second, self.second_key = self.second, None, -1
+        if key == 1 and self.second is not None:
+            callback, self.second = self.second, None
             return callback  # type: ignore[no-any-return]
         if self.serial < 0:
             return None
         return _callbacks.pop(_slot(self.serial, key), None)
 
     def _has_locked(self, key: int) -> bool:
-        if self.first_key == key or self.second_key == key:
+        if (key == 0 and self.first is not None) or (key == 1 and self.second is not None):
             return True
         return self.serial >= 0 and _slot(self.serial, key) in _callbacks
 
