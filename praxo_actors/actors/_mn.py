@@ -313,6 +313,9 @@ class MNActor(compat.ExitHooks):
         ``ref = Counter.start(actor_scheduler=Scheduler(2))``
     """
 
+    # Its mailbox, which is also its stop event: no field of its own.
+    actor_stopped = compat.STOP_EVENT_IS_INBOX
+
     actor_scheduler: ClassVar[AnyScheduler | None] = None
     """The scheduler of this class's actors; ``None`` means :func:`default_scheduler`."""
 

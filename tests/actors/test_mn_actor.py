@@ -535,6 +535,14 @@ def test_an_mn_actor_shares_its_inbox_and_stop_event_with_its_ref() -> None:
     assert actor.actor_urn.startswith("urn:uuid:")
 
 
+def test_an_mn_actor_and_its_ref_keep_no_field_for_the_stop_event() -> None:
+    """The stop event is the mailbox: read from it, kept in no field of the actor or its ref."""
+    actor = Recorder()
+    assert actor.actor_stopped is actor.actor_inbox
+    assert "actor_stopped" not in vars(actor)
+    assert "actor_stopped" not in type(actor.actor_ref).__slots__
+
+
 def test_spare_threads_retire_once_idle(sched1: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the blocked handler resumes, the spare thread retires once idle for the linger time."""
     monkeypatch.setattr(_sched, "_LINGER", 0.02)
