@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import msgspec
 import pykka
 
 from supervisors import _pykka_compat as compat
@@ -378,17 +379,16 @@ class _DownTeller:
             self.supervisor.tell(_ChildDown(self.key, self.ref, down))
 
 
-class _SharedDownTeller:
+class _SharedDownTeller(msgspec.Struct, gc=False):
     """The monitor callback of every child a supervisor keeps no record of its own for.
 
     One per supervisor, so such a child costs the collector no object of its own: the child is
-    found again by its ref's URN.
+    found again by its ref's URN. Not tracked by the collector (``gc=False``), so a child's
+    watch keeps it in itself and stays untracked; no cycle runs through it: the supervisor's
+    ref reaches its actor only through a weak reference (or a mailbox that lets it go).
     """
 
-    __slots__ = ("supervisor",)
-
-    def __init__(self, supervisor: pykka.ActorRef[Any]) -> None:
-        self.supervisor = supervisor
+    supervisor: pykka.ActorRef[Any]
 
     def __call__(self, down: Down) -> None:
         with contextlib.suppress(pykka.ActorDeadError):

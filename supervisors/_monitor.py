@@ -13,11 +13,9 @@ from supervisors._watch import (
     _WATCH,
     Down,
     DownReason,
-    _callbacks,
     _deliver,
     _Exits,
     _lock,
-    _slot,
     _Watch,
     _watch_of_locked,
 )
@@ -95,7 +93,7 @@ def watch_actor(
             if watch.down is None and (watch.entered or not ref.actor_stopped.is_set()):
                 key = watch.next_key
                 watch.next_key += 1
-                _callbacks[_slot(watch.serial, key)] = callback
+                watch.put_locked(key, callback)
                 return watch, key
             if watch.delivering is not None and watch.delivering != threading.get_ident():
                 # Wait for the earlier monitors' Downs to be delivered, so that order holds for

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import operator
 import sys
 import uuid
 from collections.abc import Callable
@@ -144,6 +145,12 @@ def actor_hooks(
     return decorate
 
 
+# ``actor_stopped`` for an actor kind whose mailbox is its stop event, and its ref: read from
+# the mailbox's field, so neither keeps a field for it (8 bytes each). A C getter, so reading
+# it is no Python call.
+STOP_EVENT_IS_INBOX: Any = property(operator.attrgetter("actor_inbox"))
+
+
 class HeldRef(pykka.ActorRef[Any]):
     """A ref to an actor that its mailbox holds while it runs (``inbox._actor``, None once
     the actor is gone): a ``pykka.ActorRef`` without a weak reference of its own.
@@ -152,16 +159,17 @@ class HeldRef(pykka.ActorRef[Any]):
     (~190 bytes with the weak reference, per actor); this one keeps them in slots (~90).
     The actor is reached through the mailbox, as Pykka reaches it through the weak
     reference: for as long as the actor runs. Compared and hashed by identity, as Pykka's.
+    The mailbox is also the actor's stop event (``actor_stopped``).
     """
 
-    __slots__ = ("actor_class", "actor_inbox", "actor_stopped", "actor_urn")
+    __slots__ = ("actor_class", "actor_inbox", "actor_urn")
+    actor_stopped = STOP_EVENT_IS_INBOX
 
     def __init__(self, actor: pykka.Actor) -> None:
         # No super().__init__(): it would make the weak reference this class exists to avoid.
         self.actor_class = actor.__class__
         self.actor_urn = actor.actor_urn
         self.actor_inbox = actor.actor_inbox
-        self.actor_stopped = actor.actor_stopped
 
     def _actor_weakref(self) -> pykka.Actor | None:  # type: ignore[override]
         # What Pykka's proxies and actor_of() call to reach the actor.
@@ -176,12 +184,15 @@ def init_actor(
 
     For an actor kind whose ``__init__`` does not call Pykka's (which would make a
     ``threading.Event`` only for it to be replaced). Runs in the constructing thread.
-    ``held``: the mailbox holds the actor in its ``_actor`` attribute while the actor runs;
-    its ref is then a :class:`HeldRef`.
+    ``held``: the mailbox holds the actor in its ``_actor`` attribute while the actor runs,
+    and is its stop event; its ref is then a :class:`HeldRef`. A class whose
+    ``actor_stopped`` is :data:`STOP_EVENT_IS_INBOX` is not given one.
     """
     actor.actor_urn = uuid.uuid4().urn
     actor.actor_inbox = inbox
-    actor.actor_stopped = stopped
+    if getattr(type(actor), "actor_stopped", None) is not STOP_EVENT_IS_INBOX:
+        actor.actor_stopped = stopped
+    assert not held or stopped is inbox  # type: ignore[comparison-overlap]
     actor._actor_ref = HeldRef(actor) if held else pykka.ActorRef(actor)
 
 

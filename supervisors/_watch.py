@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import sys
 import threading
@@ -36,13 +37,17 @@ _WATCH = "_supervisors_watch"
 # while calling out, so one lock for every actor costs less than one per actor (two objects
 # each for the collector) and cannot deadlock.
 _lock = threading.Lock()
-# Every monitor's callback, keyed by _slot(its watch's serial, its key): a plain table entry, so
-# that a monitor adds no object of its own to an actor. One int of two 30-bit digits (32 bytes),
-# not a (serial, key) tuple (64 bytes and its ints): an idle session has two monitors.
+# The callbacks the collector tracks (a function, a bound method, a closure), keyed by
+# _slot(their watch's serial, their key): kept in a watch, one would make it tracked. One int of
+# two 30-bit digits (32 bytes), not a (serial, key) tuple (64 bytes and its ints). The callbacks
+# of an actor's first two monitors (keys 0 and 1), when the collector does not track them (the
+# untracked records the sessions supervisor and a Registry watch with), are kept in the watch
+# itself: 16 bytes for both, where a table slot and its key cost ~100-130 bytes each.
 _callbacks: dict[int | tuple[int, int], Callable[[Down], None]] = {}
 _serials = itertools.count()
 _KEY_BITS = 32
 _KEY_LIMIT = 1 << _KEY_BITS
+_FEW = 8  # a watch with at most this many keys in use looks for its callbacks in the table
 
 
 def _slot(serial: int, key: int) -> int | tuple[int, int]:
@@ -71,12 +76,13 @@ class Down:
 class _Watch(msgspec.Struct):
     """The monitors of one actor, the wrappers that report its end, and the ``Down``.
 
-    A Struct whose fields are only numbers and None while an ``ExitHooks`` actor runs: the
-    collector does not track it until the actor ends (it then holds the ``Down``) or something
-    waits on it, so watching such an actor adds no object for the collector to walk.
+    A Struct whose fields are only numbers, None and untracked callbacks while an
+    ``ExitHooks`` actor runs: the collector does not track it until the actor ends (it then
+    holds the ``Down``) or something waits on it, so watching such an actor adds no object for
+    the collector to walk.
     """
 
-    serial: int
+    serial: int = -1  # numbered when it first puts a callback in the table (an int less)
     down: Down | None = None
     entered: bool = False  # the actor has begun to stop through an exit
     pending: BaseException | None = None  # a crash whose on_failure is to come
@@ -89,11 +95,14 @@ class _Watch(msgspec.Struct):
     # What wrapping a plain Pykka actor's exits keeps; None for an ExitHooks actor, whose
     # watch is then 40 bytes smaller than one with the six fields inline.
     wrapping: _Wrapping | None = None
+    # The untracked callbacks of the monitors with keys 0 and 1 (None: in the table, or none).
+    first: Any = None
+    second: Any = None
 
     @classmethod
     def of(cls, actor: pykka.Actor) -> _Watch:
         """Make the watch of ``actor``, wrapping its exits unless it reports them itself."""
-        watch = cls(next(_serials))
+        watch = cls()
         if isinstance(actor, compat.ExitHooks):
             return watch
         watch.ref = actor.actor_ref
@@ -113,23 +122,61 @@ class _Watch(msgspec.Struct):
             vars(stopped)["set"] = watch.set
         return watch
 
-    # -- the table ------------------------------------------------------------------------
+    # -- the callbacks (in the watch or the table) ----------------------------------------
+
+    def put_locked(self, key: int, callback: Callable[[Down], None]) -> None:
+        """Keep the callback of the monitor ``key`` (the caller holds ``_lock``)."""
+        if key < 2 and not gc.is_tracked(callback):
+            if key == 0:
+                self.first = callback
+            else:
+                self.second = callback
+            return
+        if self.serial < 0:
+            self.serial = next(_serials)
+        _callbacks[_slot(self.serial, key)] = callback
+
+    def _take_locked(self, key: int) -> Callable[[Down], None] | None:
+        if key == 0 and self.first is not None:
+            callback, self.first = self.first, None
+            return callback  # type: ignore[no-any-return]
+        if key == 1 and self.second is not None:
+            callback, self.second = self.second, None
+            return callback  # type: ignore[no-any-return]
+        if self.serial < 0:
+            return None
+        return _callbacks.pop(_slot(self.serial, key), None)
+
+    def _has_locked(self, key: int) -> bool:
+        if (key == 0 and self.first is not None) or (key == 1 and self.second is not None):
+            return True
+        return self.serial >= 0 and _slot(self.serial, key) in _callbacks
+
+    def _unnumber_locked(self) -> None:
+        # A watch whose few callbacks are all in itself again (a supervisor's tracked one,
+        # handed over to its untracked shared one) lets its number go: an int less.
+        serial = self.serial
+        if serial < 0 or self.next_key - self.low > _FEW:
+            return
+        if not any(_slot(serial, k) in _callbacks for k in range(self.low, self.next_key)):
+            self.serial = -1
 
     def cancel(self, key: int) -> bool:
         """Drop the monitor ``key``; return whether its ``Down`` was still to come."""
         with _lock:
-            found = _callbacks.pop(_slot(self.serial, key), None) is not None
-            while self.low < self.next_key and _slot(self.serial, self.low) not in _callbacks:
+            found = self._take_locked(key) is not None
+            while self.low < self.next_key and not self._has_locked(self.low):
                 self.low += 1
+            self._unnumber_locked()
         return found
 
     def rebind(self, key: int, callback: Callable[[Down], None]) -> bool:
         """Give the monitor ``key`` another callback; False if its ``Down`` is on its way."""
         with _lock:
-            slot = _slot(self.serial, key)
-            if slot not in _callbacks:
+            if self._take_locked(key) is None:
                 return False
-            _callbacks[slot] = callback
+            self.put_locked(key, callback)
+            self._unnumber_locked()
         return True
 
     # -- the wrappers, called in the actor's own thread -----------------------------------
@@ -235,11 +282,10 @@ class _Watch(msgspec.Struct):
                 return
             assert self.ref is not None  # set when the watch was made, or when the actor ended
             down = self.down = Down(self.ref, reason, exception)
-            serial = self.serial
             callbacks = [
                 callback
                 for key in range(self.low, self.next_key)
-                if (callback := _callbacks.pop(_slot(serial, key), None)) is not None
+                if (callback := self._take_locked(key)) is not None
             ]
             self.low = self.next_key
             self.delivering = threading.get_ident()

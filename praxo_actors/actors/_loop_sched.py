@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import praxo_actors.actors._checks as _checks
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
+from praxo_actors.actors._live import LiveActors
 from praxo_actors.actors._sched import kill_leftovers
 from praxo_actors.codes import RUNTIME_SCHEDULER_CLOSED
 
@@ -65,7 +66,7 @@ class LoopScheduler:
         self._turns = turns
         self._lock = threading.Lock()
         self._ready: deque[Any] = deque()
-        self._live: set[Any] = set()
+        self._live = LiveActors()
         # The wake-up state, read and written only under _lock, always together: _scheduled is
         # set while a drain is due or running (a running drain looks at _ready again before it
         # ends), _pending is the drain callback while it is due. The callback clears _pending

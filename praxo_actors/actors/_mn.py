@@ -98,7 +98,17 @@ class _Inbox(threading.Event):
     costs ~1.2 KB): one object per actor fewer for the collector to walk.
     """
 
-    __slots__ = ("_actor", "_budget", "_cond", "_flag", "_q", "_sched", "_state")
+    __slots__ = (
+        "_actor",
+        "_budget",
+        "_cond",
+        "_flag",
+        "_live_next",
+        "_live_prev",
+        "_q",
+        "_sched",
+        "_state",
+    )
 
     def __init__(self) -> None:
         # No super().__init__(): that would make the Condition this class exists to avoid.
@@ -109,6 +119,9 @@ class _Inbox(threading.Event):
         self._budget = 0
         self._flag = False
         self._cond: threading.Condition | None = None
+        # Its place in the scheduler's LiveActors while the actor has not stopped.
+        self._live_prev: _Inbox | None = None
+        self._live_next: _Inbox | None = None
 
     # -- the stop event (threading.Event's protocol) -------------------------------------------
 
@@ -299,6 +312,9 @@ class MNActor(compat.ExitHooks):
     Example:
         ``ref = Counter.start(actor_scheduler=Scheduler(2))``
     """
+
+    # Its mailbox, which is also its stop event: no field of its own.
+    actor_stopped = compat.STOP_EVENT_IS_INBOX
 
     actor_scheduler: ClassVar[AnyScheduler | None] = None
     """The scheduler of this class's actors; ``None`` means :func:`default_scheduler`."""

@@ -30,6 +30,7 @@ import pykka
 from praxo_actors._errors import SchedulerClosedError
 from praxo_actors._log import get_logger
 from praxo_actors.actors._blocking import check_not_blocking
+from praxo_actors.actors._live import LiveActors
 from praxo_actors.codes import RUNTIME_SCHEDULER_CLOSED
 
 __all__ = [
@@ -119,7 +120,7 @@ class Scheduler:
         self._ready: deque[_Task] = deque()
         # The mailboxes of this scheduler's actors that have not stopped: the threads retire
         # when none is left, and shutdown() marks the ones still here dead.
-        self._live: set[Any] = set()
+        self._live = LiveActors()
         self._workers: set[threading.Thread] = set()
         self._thread_ids = count(0)
         self._nthreads = 0

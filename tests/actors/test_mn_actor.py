@@ -514,7 +514,9 @@ def test_a_ref_reaches_its_actor_through_the_mailbox_without_a_weak_reference(
     assert str(ref) == f"Recorder ({ref.actor_urn})" and ref.actor_class is Recorder
     assert ref.proxy().actor_ref is ref
     ref.stop(timeout=WAIT)
-    assert compat.actor_of(ref) is None
+    # stop() returns once the stop event is set; the mailbox lets the actor go just after,
+    # when its turn ends.
+    eventually(lambda: compat.actor_of(ref) is None, timeout=WAIT)
     with pytest.raises(pykka.ActorDeadError):
         ref.proxy()
 
@@ -533,6 +535,14 @@ def test_an_mn_actor_shares_its_inbox_and_stop_event_with_its_ref() -> None:
     assert actor.actor_ref.actor_stopped is actor.actor_stopped
     assert actor.actor_ref.actor_inbox is actor.actor_inbox
     assert actor.actor_urn.startswith("urn:uuid:")
+
+
+def test_an_mn_actor_and_its_ref_keep_no_field_for_the_stop_event() -> None:
+    """The stop event is the mailbox: read from it, kept in no field of the actor or its ref."""
+    actor = Recorder()
+    assert actor.actor_stopped is actor.actor_inbox
+    assert "actor_stopped" not in vars(actor)
+    assert "actor_stopped" not in type(actor.actor_ref).__slots__
 
 
 def test_spare_threads_retire_once_idle(sched1: Scheduler, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from _supervision_helpers import Worker, stop
 
-from supervisors import Down, _monitor, monitor
+from supervisors import Down, _monitor, _watch, monitor
 
 
 def test_each_down_reaches_only_its_own_live_monitors() -> None:
@@ -34,15 +34,15 @@ def test_each_down_reaches_only_its_own_live_monitors() -> None:
 
 def test_a_stopped_actor_leaves_no_callback_behind() -> None:
     """Once every watched actor has stopped, the table holds none of their callbacks."""
-    before = len(_monitor._callbacks)
+    before = len(_watch._callbacks)
     refs = [Worker.start(f"w{i}") for i in range(4)]
     for ref in refs:
         for _ in range(3):
             monitor(ref, lambda _down: None)
-    assert len(_monitor._callbacks) == before + 12
+    assert len(_watch._callbacks) == before + 12
     for ref in refs:
         stop(ref)
-    assert len(_monitor._callbacks) == before
+    assert len(_watch._callbacks) == before
 
 
 def test_monitors_past_two_to_the_32_on_one_actor_keep_apart() -> None:
@@ -66,7 +66,7 @@ def test_monitors_past_two_to_the_32_on_one_actor_keep_apart() -> None:
 
 def test_slots_of_different_watches_never_meet() -> None:
     """A key past 2**32 on one watch is not the next watch's key 0, nor any other slot."""
-    slots = {_monitor._slot(s, k) for s in range(3) for k in (0, 1, 2**32 - 1, 2**32, 2**33 + 1)}
+    slots = {_watch._slot(s, k) for s in range(3) for k in (0, 1, 2**32 - 1, 2**32, 2**33 + 1)}
     assert len(slots) == 15
 
 

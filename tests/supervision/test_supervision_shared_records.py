@@ -13,7 +13,8 @@ from _helpers import captured_logs
 from _supervision_helpers import TIMEOUT, Worker, call, capture, crash_child, ids, stop
 
 from praxo_actors.actors import MNActor, Scheduler
-from supervisors import ChildCounts, ChildSpec, Down, DynamicSupervisor, Registry, monitor
+from supervisors import ChildCounts, ChildSpec, Down, DynamicSupervisor, Registry, _watch, monitor
+from supervisors import _pykka_compat as compat
 
 
 class _Start:
@@ -151,6 +152,45 @@ def test_watching_mn_actors_adds_no_tracked_object(sched: Scheduler) -> None:
     finally:
         for ref in refs:
             ref.stop(timeout=TIMEOUT)
+    assert len(registry) == 0
+
+
+def test_a_registered_temporary_mn_child_keeps_its_callbacks_in_its_watch(
+    sched: Scheduler,
+) -> None:
+    """The sessions supervisor's and a registry's monitor callbacks on a temporary M:N child
+    are kept in its watch (no slot of the shared table), which the collector does not track;
+    each still delivers its Down."""
+    sup = DynamicSupervisor.start()
+    registry = Registry()
+    try:
+        before = len(_watch._callbacks)
+        refs = [
+            registry.register(
+                i,
+                call(
+                    sup,
+                    "start_child",
+                    ChildSpec(
+                        f"c{i}",
+                        lambda: _Crashy.start([], actor_scheduler=sched),
+                        restart="temporary",
+                    ),
+                ),
+            )
+            for i in range(20)
+        ]
+        assert len(_watch._callbacks) == before
+        watches = [getattr(compat.actor_of(ref), _watch._WATCH) for ref in refs]
+        assert not any(gc.is_tracked(watch) for watch in watches)
+        assert all(watch.serial < 0 for watch in watches)  # not numbered: no table slot
+        for ref in refs[:10]:
+            ref.stop(timeout=TIMEOUT)
+        assert sorted(registry.names()) == list(range(10, 20))  # type: ignore[type-var]
+        assert call(sup, "count_children").active == 10
+        assert len(_watch._callbacks) == before
+    finally:
+        stop(sup)
     assert len(registry) == 0
 
 

@@ -77,6 +77,16 @@ class SessionActor(SessionIntake):
     # Sessions are found through the runtime's Registry; Pykka's list-based registry would make
     # stopping N sessions O(N²).
     actor_registered = False
+    # Rarely set, so defaults of the class: an instance's attribute values take 8 bytes for
+    # every name any instance of the class has set (40 bytes for these five on every session).
+    # Each is set only when it holds something (and reset only when it did).
+    stash: list[Any] | None = None  # messages that came before the Restore
+    _deadlines: Deadlines | None = None  # None while no run has a deadline
+    _own_options: dict[str, Any] | None = None  # per-session agents' options
+    # Runs restored from the store (resumed from the journal, or accepted and queued): a
+    # StartRun of theirs sent again after a crash of this session's actor is a repeat.
+    _resumed: set[str] | None = None
+    _inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
 
     def __init__(
         self,
@@ -96,18 +106,11 @@ class SessionActor(SessionIntake):
         # None until the Restore message; bytes while idle with a short conversation (_held).
         self.session: Session | bytes | None = None
         self.position: LogPosition | None = None  # where the session stands in its log
-        self.stash: list[Any] | None = None
         # A list, not a deque: an idle session's empty deque would cost 600 bytes. None while
         # empty: an idle session then holds no list for the collector to walk.
         self.queue: list[StartRun] | None = None
         self.current: Run | None = None
         self._next_token = 0
-        self._deadlines: Deadlines | None = None  # None while no run has a deadline
-        self._own_options: dict[str, Any] | None = None  # per-session agents' options
-        # Runs restored from the store (resumed from the journal, or accepted and queued): a
-        # StartRun of theirs sent again after a crash of this session's actor is a repeat.
-        self._resumed: set[str] | None = None
-        self._inbox: set[str] | None = None  # accepted runs in the store's inbox, not ended
         self._last_agent: str | None = None  # the agent of the last run started
         self._committed_agent: str | None = None  # the agent of the last run committed
 
@@ -254,9 +257,11 @@ class SessionActor(SessionIntake):
             self._resume(state.pending, state.journal)
         if state is not None and state.inbox:
             self._requeue(state.inbox, state.pending)
-        stash, self.stash = self.stash, None
-        for message in stash or ():
-            self.on_receive(message)
+        stash = self.stash
+        if stash is not None:
+            self.stash = None
+            for message in stash:
+                self.on_receive(message)
 
     def _cancel(self, run_id: str, hard: bool = False, keep: bool = False) -> None:
         current = self.current
