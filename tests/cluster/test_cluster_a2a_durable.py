@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _a2a_client import a2a_ended
 
 from praxo_actors.cluster import ClusterRuntime
 from praxo_actors.memory import PostgresStore
@@ -72,18 +73,6 @@ def send(url: str, context_id: str, text: str) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
     reply = httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=TIMEOUT)
     task: dict[str, Any] = reply.json()["result"]["task"]
-    return task
-
-
-def ended(url: str, task_id: str) -> dict[str, Any]:
-    """Follow a task until its run has stopped (or find it stopped); return the task."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
-    headers = {"A2A-Version": "1.0"}
-    with httpx.stream("POST", url + "/", json=body, headers=headers, timeout=TIMEOUT) as reply:
-        reply.read()  # ends with the task's last state (an error: it had ended already)
-    get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task_id}}
-    answer = httpx.post(url + "/", json=get, headers=headers, timeout=TIMEOUT)
-    task: dict[str, Any] = answer.json()["result"]
     return task
 
 
@@ -159,7 +148,7 @@ def test_a_durable_task_is_answered_only_once_its_run_is_stored(
         # its run's, which is in the store when the task is answered, and completes.
         task = send(url, "ctx-cut", "again")
         assert log.find_run(task["id"]) == "ctx-cut"
-        done = ended(url, task["id"])
+        done = a2a_ended(url, task["id"])
         assert done["status"]["state"] == "TASK_STATE_COMPLETED"
         assert done["metadata"]["praxo.run_id"] == task["id"]
         assert done["artifacts"][0]["parts"][0]["text"] == "echo: again"

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import httpx
 import pytest
+from _a2a_client import a2a_ended, a2a_rpc
 
 from praxo_actors import PraxoError
 from praxo_actors.cluster import ClusterRuntime
@@ -74,24 +75,6 @@ def ag_ui_post(url: str, body: dict[str, Any], tmp: Path) -> list[dict[str, Any]
     validate(recording)
     frames = [f for f in raw.decode().split("\n\n") if f.strip()]
     return [json.loads(f.removeprefix("data: ")) for f in frames]
-
-
-def a2a_rpc(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    headers = {"A2A-Version": "1.0"}
-    reply = httpx.post(url + "/", json=body, headers=headers, timeout=TIMEOUT)
-    doc: dict[str, Any] = reply.json()
-    return doc
-
-
-def a2a_ended(url: str, task_id: str) -> dict[str, Any]:
-    """Follow a task until its run has stopped (or find it stopped); return the task."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
-    headers = {"A2A-Version": "1.0"}
-    with httpx.stream("POST", url + "/", json=body, headers=headers, timeout=TIMEOUT) as reply:
-        reply.read()  # ends with the task's last state (an error: it had ended already)
-    task: dict[str, Any] = a2a_rpc(url, "GetTask", {"id": task_id})["result"]
-    return task
 
 
 @pytest.fixture
